@@ -1,0 +1,22 @@
+// Formatting of diagnostics.
+#include "ir/diagnostic.h"
+
+#include <algorithm>
+
+namespace graphvet {
+
+std::string Diagnostic::format(const std::string &file) const {
+  std::string out = file;
+  if (loc.line != 0)
+    out += ":" + std::to_string(loc.line) + ":" + std::to_string(loc.col);
+  out += severity == Severity::Error ? ": error: " : ": warning: ";
+  out += message;
+  return out;
+}
+
+bool hasErrors(const Diagnostics &diags) {
+  return std::any_of(diags.begin(), diags.end(),
+                     [](const Diagnostic &d) { return d.severity == Severity::Error; });
+}
+
+} // namespace graphvet

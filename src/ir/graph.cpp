@@ -1,0 +1,365 @@
+// Graph and Module mutation, lookup, topological order and reachability.
+#include "ir/graph.h"
+
+#include "ir/op_library.h"
+
+#include <algorithm>
+#include <cassert>
+#include <deque>
+#include <functional>
+#include <queue>
+
+namespace graphvet {
+
+const std::string *AttrValue::text() const {
+  if (auto *s = std::get_if<std::string>(&v_))
+    return s;
+  if (auto *i = std::get_if<Ident>(&v_))
+    return &i->name;
+  return nullptr;
+}
+
+const AttrValue *Node::attr(const std::string &key) const {
+  auto it = attrs.find(key);
+  return it == attrs.end() ? nullptr : &it->second;
+}
+
+std::optional<int64_t> Node::intAttr(const std::string &key) const {
+  const AttrValue *v = attr(key);
+  if (!v || !v->isInt())
+    return std::nullopt;
+  return v->asInt();
+}
+
+bool Node::boolAttr(const std::string &key) const {
+  const AttrValue *v = attr(key);
+  return v && v->isBool() && v->asBool();
+}
+
+const std::string *Node::stringAttr(const std::string &key) const {
+  const AttrValue *v = attr(key);
+  return v ? v->text() : nullptr;
+}
+
+std::string Node::portKey(bool output, uint32_t k, const std::string &attr) {
+  return (output ? "out" : "in") + std::to_string(k) + "." + attr;
+}
+
+NodeId Graph::addNode(std::string name, std::string type,
+                      std::vector<std::optional<OutPort>> inputs,
+                      std::optional<uint32_t> numOutputs) {
+  NodeId id = static_cast<NodeId>(nodes_.size());
+  Node n;
+  n.id = id;
+  n.name = std::move(name);
+  n.type = std::move(type);
+  n.numOutputs = numOutputs ? *numOutputs : defaultOutputCount(n.type, inputs.size());
+  n.consumers.resize(n.numOutputs);
+  byName_.emplace(n.name, id);
+  nodes_.push_back(std::move(n));
+  ++live_;
+  for (auto &src : inputs)
+    appendInput(id, src);
+  return id;
+}
+
+void Graph::setNumOutputs(NodeId n, uint32_t count) {
+  Node &node = nodes_[n];
+  if (count < node.numOutputs) {
+    // Never drop a port that still has consumers.
+    uint32_t used = 0;
+    for (uint32_t k = 0; k < node.numOutputs; ++k)
+      if (!node.consumers[k].empty())
+        used = k + 1;
+    count = std::max(count, used);
+  }
+  node.numOutputs = count;
+  node.consumers.resize(count);
+}
+
+static void eraseOne(std::vector<InPort> &v, InPort p) {
+  auto it = std::find(v.begin(), v.end(), p);
+  if (it != v.end())
+    v.erase(it);
+}
+
+void Graph::setInput(InPort slot, std::optional<OutPort> src) {
+  Node &n = nodes_[slot.node];
+  auto &cur = n.inputs[slot.index];
+  if (cur)
+    eraseOne(nodes_[cur->node].consumers[cur->index], slot);
+  cur = src;
+  if (src) {
+    Node &p = nodes_[src->node];
+    if (src->index >= p.numOutputs)
+      setNumOutputs(src->node, src->index + 1);
+    p.consumers[src->index].push_back(slot);
+  }
+}
+
+void Graph::appendInput(NodeId n, std::optional<OutPort> src) {
+  nodes_[n].inputs.push_back(std::nullopt);
+  setInput({n, static_cast<uint32_t>(nodes_[n].inputs.size() - 1)}, src);
+}
+
+void Graph::eraseInput(InPort slot) {
+  Node &n = nodes_[slot.node];
+  size_t count = n.inputs.size();
+  // Detach this slot and every later one, then re-attach the later ones
+  // one position down so consumer lists name the right slot.
+  std::vector<std::optional<OutPort>> later(n.inputs.begin() + slot.index + 1, n.inputs.end());
+  for (size_t i = slot.index; i < count; ++i)
+    setInput({slot.node, static_cast<uint32_t>(i)}, std::nullopt);
+  nodes_[slot.node].inputs.resize(slot.index);
+  for (auto &src : later)
+    appendInput(slot.node, src);
+}
+
+bool Graph::addCtrlEdge(NodeId from, NodeId to) {
+  if (from == to || hasCtrlEdge(from, to))
+    return false;
+  nodes_[from].ctrlOut.push_back(to);
+  nodes_[to].ctrlIn.push_back(from);
+  return true;
+}
+
+bool Graph::removeCtrlEdge(NodeId from, NodeId to) {
+  auto &out = nodes_[from].ctrlOut;
+  auto it = std::find(out.begin(), out.end(), to);
+  if (it == out.end())
+    return false;
+  out.erase(it);
+  auto &in = nodes_[to].ctrlIn;
+  in.erase(std::find(in.begin(), in.end(), from));
+  return true;
+}
+
+bool Graph::hasCtrlEdge(NodeId from, NodeId to) const {
+  const auto &a = nodes_[from].ctrlOut;
+  const auto &b = nodes_[to].ctrlIn;
+  // Search the shorter list: hubs can have many control edges.
+  if (a.size() <= b.size())
+    return std::find(a.begin(), a.end(), to) != a.end();
+  return std::find(b.begin(), b.end(), from) != b.end();
+}
+
+void Graph::removeNode(NodeId id) {
+  Node &n = nodes_[id];
+  if (!n.alive)
+    return;
+  for (uint32_t i = 0; i < n.inputs.size(); ++i)
+    setInput({id, i}, std::nullopt);
+  for (uint32_t k = 0; k < n.numOutputs; ++k) {
+    auto consumers = nodes_[id].consumers[k];
+    for (InPort c : consumers)
+      setInput(c, std::nullopt);
+  }
+  for (NodeId p : std::vector<NodeId>(n.ctrlIn))
+    removeCtrlEdge(p, id);
+  for (NodeId s : std::vector<NodeId>(n.ctrlOut))
+    removeCtrlEdge(id, s);
+  auto it = byName_.find(n.name);
+  if (it != byName_.end() && it->second == id)
+    byName_.erase(it);
+  n.alive = false;
+  --live_;
+}
+
+void Graph::replaceAllUses(OutPort from, OutPort to) {
+  auto consumers = nodes_[from.node].consumers[from.index];
+  for (InPort c : consumers)
+    setInput(c, to);
+}
+
+void Graph::rename(NodeId id, std::string newName) {
+  Node &n = nodes_[id];
+  auto it = byName_.find(n.name);
+  if (it != byName_.end() && it->second == id)
+    byName_.erase(it);
+  n.name = std::move(newName);
+  byName_.emplace(n.name, id);
+}
+
+NodeId Graph::find(const std::string &name) const {
+  auto it = byName_.find(name);
+  return it == byName_.end() ? kNoNode : it->second;
+}
+
+std::vector<NodeId> Graph::liveNodes() const {
+  std::vector<NodeId> out;
+  out.reserve(live_);
+  for (const Node &n : nodes_)
+    if (n.alive)
+      out.push_back(n.id);
+  return out;
+}
+
+std::vector<NodeId> Graph::nodesOfType(const std::string &type) const {
+  std::vector<NodeId> out;
+  for (const Node &n : nodes_)
+    if (n.alive && n.type == type)
+      out.push_back(n.id);
+  return out;
+}
+
+const std::vector<InPort> &Graph::consumers(OutPort p) const {
+  return nodes_[p.node].consumers[p.index];
+}
+
+// Calls f(succ) for every data and control successor of n (with repeats).
+template <typename F> static void forEachSucc(const Node &n, F &&f) {
+  for (const auto &cs : n.consumers)
+    for (InPort c : cs)
+      f(c.node);
+  for (NodeId s : n.ctrlOut)
+    f(s);
+}
+
+std::optional<std::vector<NodeId>> Graph::topoOrder() const {
+  std::vector<uint32_t> indeg(nodes_.size(), 0);
+  for (const Node &n : nodes_)
+    if (n.alive)
+      forEachSucc(n, [&](NodeId s) { ++indeg[s]; });
+  std::priority_queue<NodeId, std::vector<NodeId>, std::greater<>> ready;
+  for (const Node &n : nodes_)
+    if (n.alive && indeg[n.id] == 0)
+      ready.push(n.id);
+  std::vector<NodeId> order;
+  order.reserve(live_);
+  while (!ready.empty()) {
+    NodeId id = ready.top();
+    ready.pop();
+    order.push_back(id);
+    forEachSucc(nodes_[id], [&](NodeId s) {
+      if (--indeg[s] == 0)
+        ready.push(s);
+    });
+  }
+  if (order.size() != live_)
+    return std::nullopt;
+  return order;
+}
+
+std::vector<NodeId> Graph::findCycle() const {
+  // Iterative DFS with colours; the cycle is read off the explicit stack.
+  enum : uint8_t { White, Grey, Black };
+  std::vector<uint8_t> colour(nodes_.size(), White);
+  std::vector<std::vector<NodeId>> succs(nodes_.size());
+  for (const Node &n : nodes_)
+    if (n.alive) {
+      forEachSucc(n, [&](NodeId s) { succs[n.id].push_back(s); });
+      std::sort(succs[n.id].begin(), succs[n.id].end());
+      succs[n.id].erase(std::unique(succs[n.id].begin(), succs[n.id].end()), succs[n.id].end());
+    }
+  for (const Node &start : nodes_) {
+    if (!start.alive || colour[start.id] != White)
+      continue;
+    std::vector<std::pair<NodeId, size_t>> stack{{start.id, 0}};
+    colour[start.id] = Grey;
+    while (!stack.empty()) {
+      auto &[id, next] = stack.back();
+      if (next == succs[id].size()) {
+        colour[id] = Black;
+        stack.pop_back();
+        continue;
+      }
+      NodeId s = succs[id][next++];
+      if (colour[s] == Grey) {
+        std::vector<NodeId> cycle;
+        size_t i = 0;
+        while (stack[i].first != s)
+          ++i;
+        for (; i < stack.size(); ++i)
+          cycle.push_back(stack[i].first);
+        cycle.push_back(s);
+        return cycle;
+      }
+      if (colour[s] == White) {
+        colour[s] = Grey;
+        stack.push_back({s, 0});
+      }
+    }
+  }
+  return {};
+}
+
+bool Graph::reaches(NodeId from, NodeId to) const {
+  std::vector<bool> seen(nodes_.size(), false);
+  std::vector<NodeId> work;
+  forEachSucc(nodes_[from], [&](NodeId s) {
+    if (!seen[s])
+      seen[s] = true, work.push_back(s);
+  });
+  while (!work.empty()) {
+    NodeId id = work.back();
+    work.pop_back();
+    if (id == to)
+      return true;
+    forEachSucc(nodes_[id], [&](NodeId s) {
+      if (!seen[s])
+        seen[s] = true, work.push_back(s);
+    });
+  }
+  return false;
+}
+
+GraphId Module::addGraph(std::string name) {
+  GraphId id = static_cast<GraphId>(graphs_.size());
+  graphs_.emplace_back();
+  graphs_.back().id = id;
+  graphs_.back().name = std::move(name);
+  return id;
+}
+
+void Module::removeGraph(GraphId g) {
+  std::vector<GraphId> work{g};
+  while (!work.empty()) {
+    GraphId cur = work.back();
+    work.pop_back();
+    if (!graphs_[cur].alive)
+      continue;
+    graphs_[cur].alive = false;
+    for (NodeId n : graphs_[cur].liveNodes())
+      for (GraphId sub : graphs_[cur].node(n).subgraphs)
+        work.push_back(sub);
+  }
+}
+
+GraphId Module::findGraph(const std::string &name) const {
+  for (const Graph &g : graphs_)
+    if (g.alive && g.name == name)
+      return g.id;
+  return kNoGraph;
+}
+
+void Module::attachSubgraph(GraphId g, NodeId n, GraphId sub) {
+  graphs_[g].node(n).subgraphs.push_back(sub);
+  graphs_[sub].parentGraph = g;
+  graphs_[sub].parentNode = n;
+}
+
+std::vector<GraphId> Module::canonicalGraphOrder() const {
+  std::vector<GraphId> order;
+  if (graphs_.empty())
+    return order;
+  std::vector<bool> seen(graphs_.size(), false);
+  std::deque<GraphId> queue{0};
+  seen[0] = true;
+  while (!queue.empty()) {
+    GraphId g = queue.front();
+    queue.pop_front();
+    order.push_back(g);
+    const Graph &graph = graphs_[g];
+    auto topo = graph.topoOrder();
+    std::vector<NodeId> nodes = topo ? *topo : graph.liveNodes();
+    for (NodeId n : nodes)
+      for (GraphId sub : graph.node(n).subgraphs)
+        if (sub < graphs_.size() && !seen[sub] && graphs_[sub].alive) {
+          seen[sub] = true;
+          queue.push_back(sub);
+        }
+  }
+  return order;
+}
+
+} // namespace graphvet

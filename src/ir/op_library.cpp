@@ -1,0 +1,207 @@
+// The op table and the attribute-driven memory behaviour of semantics.md §1.
+#include "ir/op_library.h"
+
+#include <algorithm>
+#include <array>
+
+namespace graphvet {
+namespace {
+
+constexpr PortAlias kOut0RefIn0[] = {{0, 0}};
+constexpr PortAlias kOut0ViewIn0[] = {{0, 0}};
+constexpr std::span<const PortAlias> kNone{};
+
+// One row per op type with a memory behaviour of its own. Ops not listed are
+// Ordinary with one output.
+constexpr OpInfo kOps[] = {
+    // Sources.
+    {"Data", OpKind::DataSource, 1, kNone, kNone, false,
+     "root: user input `index`; subgraph: the parent's input `_parent_node_index`"},
+    {"AippData", OpKind::DataSource, 1, kNone, kNone, false, "user input (like Data)"},
+    {"AnnData", OpKind::DataSource, 1, kNone, kNone, false, "user input (like Data)"},
+    {"Variable", OpKind::Variable, 1, kNone, kNone, false, "persistent variable buffer"},
+    {"VariableV2", OpKind::Variable, 1, kNone, kNone, false, "persistent variable buffer"},
+    {"RefData", OpKind::Variable, 1, kNone, kNone, false, "persistent variable buffer"},
+    {"Const", OpKind::Weight, 1, kNone, kNone, false, "immutable weight"},
+    {"Constant", OpKind::Weight, 1, kNone, kNone, false, "immutable weight"},
+    {"ConstPlaceHolder", OpKind::Weight, 1, kNone, kNone, false, "immutable weight"},
+    {"FileConstant", OpKind::Weight, 1, kNone, kNone, false, "immutable weight"},
+    // Copies.
+    {"TensorMove", OpKind::Copy, 1, kNone, kNone, false, "copies input 0 into a fresh buffer"},
+    {"Identity", OpKind::Copy, 1, kNone, kNone, false, "copies input 0 into a fresh buffer"},
+    {"MemcpyAsync", OpKind::Copy, 1, kNone, kNone, false, "copies input 0 into a fresh buffer"},
+    // Ref writers: output 0 is input 0, written in place.
+    {"Assign", OpKind::Ordinary, 1, kOut0RefIn0, kNone, false, "writes input 0 in place"},
+    {"AssignAdd", OpKind::Ordinary, 1, kOut0RefIn0, kNone, false, "writes input 0 in place"},
+    {"AssignSub", OpKind::Ordinary, 1, kOut0RefIn0, kNone, false, "writes input 0 in place"},
+    {"ScatterUpdate", OpKind::Ordinary, 1, kOut0RefIn0, kNone, false, "writes input 0 in place"},
+    {"ScatterNdUpdate", OpKind::Ordinary, 1, kOut0RefIn0, kNone, false,
+     "writes input 0 in place"},
+    {"ScatterAdd", OpKind::Ordinary, 1, kOut0RefIn0, kNone, false, "writes input 0 in place"},
+    // Views: output 0 shares input 0's buffer, no write.
+    {"Reshape", OpKind::Ordinary, 1, kNone, kOut0ViewIn0, false, "output 0 views input 0"},
+    // Scope writers: scribble on every input.
+    {"HcomAllReduce", OpKind::Ordinary, 1, kNone, kNone, true, "scribbles on every input"},
+    {"HcomBroadcast", OpKind::Ordinary, 1, kNone, kNone, true, "scribbles on every input"},
+    {"HcomReduceScatter", OpKind::Ordinary, 1, kNone, kNone, true, "scribbles on every input"},
+    // Graph boundaries and wrappers.
+    {"NetOutput", OpKind::NetOutput, 0, kNone, kNone, false,
+     "graph outputs (root) or subgraph results"},
+    {"PartitionedCall", OpKind::Call, 1, kNone, kNone, false,
+     "transparent subgraph call; output j is the subgraph result j"},
+    {"StatefulPartitionedCall", OpKind::Call, 1, kNone, kNone, false,
+     "transparent subgraph call; output j is the subgraph result j"},
+    {"If", OpKind::If, 1, kNone, kNone, false, "then/else branch chosen by input 0, one step"},
+    {"StatelessIf", OpKind::If, 1, kNone, kNone, false, "like If"},
+    {"_If", OpKind::If, 1, kNone, kNone, false, "like If"},
+    {"Case", OpKind::Case, 1, kNone, kNone, false, "branch (input 0 mod N), one step"},
+    {"StatelessCase", OpKind::Case, 1, kNone, kNone, false, "like Case"},
+    {"While", OpKind::While, kOutputsPerInput, kNone, kNone, false,
+     "cond/body loop; output j is input j, updated in place"},
+    {"StatelessWhile", OpKind::While, kOutputsPerInput, kNone, kNone, false, "like While"},
+    {"_While", OpKind::While, kOutputsPerInput, kNone, kNone, false, "like While"},
+};
+
+constexpr OpInfo kOrdinary{"", OpKind::Ordinary, 1, kNone, kNone, false,
+                           "computes fresh outputs from all input bytes"};
+
+constexpr std::string_view kMemoryAttrs[] = {
+    "index",           "_parent_node_index", "outputs",        "subgraphs",
+    "_input_mutable",  "ref_var_src_var_name", "continuous_input",
+    "_no_padding_continuous_input", "max_iterations", "outK.ref_input",
+    "outK.reuse_input", "outK.reuse_input_index", "outK.ref_var_src_var_name",
+    "outK.dtype",      "outK.shape",         "inK._parent_node_index"};
+
+std::optional<uint32_t> portIndexAttr(const Node &n, uint32_t out, const char *attr) {
+  auto v = n.intAttr(Node::portKey(true, out, attr));
+  if (!v || *v < 0 || *v >= static_cast<int64_t>(n.inputs.size()))
+    return std::nullopt;
+  return static_cast<uint32_t>(*v);
+}
+
+std::optional<uint32_t> builtIn(std::span<const PortAlias> table, const Node &n, uint32_t out) {
+  for (const PortAlias &a : table)
+    if (a.output == out && a.input < n.inputs.size())
+      return a.input;
+  return std::nullopt;
+}
+
+} // namespace
+
+const OpInfo &lookupOp(std::string_view type) {
+  for (const OpInfo &op : kOps)
+    if (op.type == type)
+      return op;
+  return kOrdinary;
+}
+
+std::span<const OpInfo> allOps() { return kOps; }
+
+OpKind opKind(const Node &n) { return lookupOp(n.type).kind; }
+
+uint32_t defaultOutputCount(std::string_view type, size_t numInputs) {
+  uint32_t d = lookupOp(type).defaultOutputs;
+  return d == kOutputsPerInput ? static_cast<uint32_t>(numInputs) : d;
+}
+
+bool isCopy(const Node &n) { return opKind(n) == OpKind::Copy; }
+bool isTensorMove(const Node &n) { return n.type == "TensorMove"; }
+bool isControlFlow(const Node &n) {
+  OpKind k = opKind(n);
+  return k == OpKind::If || k == OpKind::Case || k == OpKind::While;
+}
+bool holdsSubgraphs(const Node &n) { return opKind(n) == OpKind::Call || isControlFlow(n); }
+bool isVariableSource(const Node &n) { return opKind(n) == OpKind::Variable; }
+bool isWeightSource(const Node &n) { return opKind(n) == OpKind::Weight; }
+
+std::optional<uint32_t> refInput(const Node &n, uint32_t out) {
+  if (n.attr(Node::portKey(true, out, "ref_input")))
+    return portIndexAttr(n, out, "ref_input");
+  return builtIn(lookupOp(n.type).refOutputs, n, out);
+}
+
+std::optional<uint32_t> viewInput(const Node &n, uint32_t out) {
+  if (const AttrValue *reuse = n.attr(Node::portKey(true, out, "reuse_input"))) {
+    if (!reuse->isBool() || !reuse->asBool())
+      return std::nullopt;
+    if (!n.attr(Node::portKey(true, out, "reuse_input_index")))
+      return n.inputs.empty() ? std::nullopt : std::optional<uint32_t>(0);
+    return portIndexAttr(n, out, "reuse_input_index");
+  }
+  return builtIn(lookupOp(n.type).viewOutputs, n, out);
+}
+
+std::optional<uint32_t> aliasedInput(const Node &n, uint32_t out) {
+  if (auto r = refInput(n, out))
+    return r;
+  return viewInput(n, out);
+}
+
+std::vector<uint32_t> refWrittenInputs(const Node &n) {
+  std::vector<uint32_t> out;
+  for (uint32_t k = 0; k < n.numOutputs; ++k)
+    if (auto r = refInput(n, k))
+      out.push_back(*r);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+bool isInputMutable(const Node &n) {
+  if (const AttrValue *v = n.attr("_input_mutable"))
+    return v->isBool() && v->asBool();
+  return lookupOp(n.type).inputMutable;
+}
+
+const std::string *refVarSrcName(const Node &n, uint32_t out) {
+  if (const std::string *s = n.stringAttr(Node::portKey(true, out, "ref_var_src_var_name")))
+    return s;
+  return n.stringAttr("ref_var_src_var_name");
+}
+
+bool needsContinuousInput(const Node &n) {
+  return n.boolAttr("continuous_input") || n.boolAttr("_no_padding_continuous_input");
+}
+
+std::optional<uint32_t> dtypeSize(std::string_view dtype) {
+  static constexpr std::pair<std::string_view, uint32_t> kSizes[] = {
+      {"f32", 4}, {"f16", 2}, {"bf16", 2}, {"f64", 8}, {"i8", 1},  {"u8", 1},   {"i16", 2},
+      {"u16", 2}, {"i32", 4}, {"u32", 4},  {"i64", 8}, {"u64", 8}, {"bool", 1},
+  };
+  for (auto [name, size] : kSizes)
+    if (name == dtype)
+      return size;
+  return std::nullopt;
+}
+
+std::optional<uint64_t> outputBytes(const Node &n, uint32_t out) {
+  uint64_t elem = 4;
+  if (const AttrValue *d = n.attr(Node::portKey(true, out, "dtype"))) {
+    const std::string *t = d->text();
+    auto size = t ? dtypeSize(*t) : std::nullopt;
+    if (!size)
+      return std::nullopt;
+    elem = *size;
+  }
+  uint64_t count = 4;
+  if (const AttrValue *s = n.attr(Node::portKey(true, out, "shape"))) {
+    if (!s->isList())
+      return std::nullopt;
+    count = 1;
+    for (const AttrValue &dim : s->asList()) {
+      if (!dim.isInt() || dim.asInt() < 0 || dim.asInt() > static_cast<int64_t>(kMaxBufferBytes))
+        return std::nullopt;
+      count *= static_cast<uint64_t>(dim.asInt());
+      if (count > kMaxBufferBytes)
+        return std::nullopt;
+    }
+  }
+  uint64_t bytes = elem * count;
+  if (bytes > kMaxBufferBytes)
+    return std::nullopt;
+  return bytes;
+}
+
+std::span<const std::string_view> memoryAttributeKeys() { return kMemoryAttrs; }
+
+} // namespace graphvet

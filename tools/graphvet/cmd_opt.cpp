@@ -1,0 +1,6 @@
+// graphvet opt (placeholder until its issue lands: registers nothing).
+#include "tools/graphvet/commands.h"
+
+namespace graphvet::cli {
+void registerOpt(CLI::App &, CommandContext &) {}
+} // namespace graphvet::cli

@@ -1,0 +1,45 @@
+// The graphvet subcommands: each registers itself on the CLI11 app and runs
+// one library call. Exit statuses follow the project-wide convention.
+#pragma once
+
+#include "ir/graph.h"
+
+#include <CLI/CLI.hpp>
+
+#include <optional>
+#include <ostream>
+#include <string>
+
+namespace graphvet::cli {
+
+enum ExitStatus : int {
+  kExitOk = 0,           ///< success, or `sound`
+  kExitViolation = 1,    ///< a violation (or a finding) was found
+  kExitBadInput = 2,     ///< malformed input, command line or racy original
+  kExitInconclusive = 3, ///< a budget ran out before a verdict
+};
+
+/// Where a subcommand stores its exit status once it has run.
+struct CommandContext {
+  int status = kExitOk;
+};
+
+/// Reads and parses a `.graph` file ("-" for stdin); on failure prints every
+/// diagnostic as FILE:LINE:COL: error: ... to `err` and returns nullopt.
+std::optional<Module> loadGraphFile(const std::string &path, std::ostream &err);
+
+/// Writes `text` to `path`, or to stdout when path is empty or "-"; returns
+/// false (after printing an error) when the file cannot be written.
+bool writeOutput(const std::string &path, const std::string &text, std::ostream &err);
+
+/// True when stderr is a terminal (progress display).
+bool stderrIsTerminal();
+
+void registerShow(CLI::App &app, CommandContext &ctx);
+void registerOpt(CLI::App &app, CommandContext &ctx);
+void registerRun(CLI::App &app, CommandContext &ctx);
+void registerCheck(CLI::App &app, CommandContext &ctx);
+void registerFuzz(CLI::App &app, CommandContext &ctx);
+void registerReduce(CLI::App &app, CommandContext &ctx);
+
+} // namespace graphvet::cli
