@@ -12,6 +12,13 @@
 
 namespace graphvet {
 
+/// Largest output count a file may give a node (`outputs = N`, `name:k`);
+/// keeps hostile input from allocating huge port tables.
+inline constexpr uint32_t kMaxOutputs = 1024;
+
+/// Deepest nesting of attribute lists the parser accepts.
+inline constexpr int kMaxListDepth = 64;
+
 struct ParseResult {
   std::optional<Module> module; ///< set when there are no errors
   Diagnostics diagnostics;      ///< errors (and warnings) in source order

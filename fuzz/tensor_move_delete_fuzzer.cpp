@@ -1,0 +1,131 @@
+// libFuzzer target for TensorMoveDeletePass: every input that parses and is
+// a race-free original (oracle::checkOriginal says Sound) is optimized by the
+// pass and checked for refinement; a violation prints the verdict and aborts,
+// so the crash file is the readable `.graph` that `graphvet check FILE`
+// replays. Structure-aware: the custom mutator and crossover work on the
+// graph (fuzz/graph_mutator.h) and only hand back valid, race-free graphs;
+// now and then a byte-level libFuzzer mutation (using the dictionary) is
+// tried and kept only if it passes the same filter.
+#include "fuzz/graph_mutator.h"
+#include "ir/parser.h"
+#include "ir/printer.h"
+#include "oracle/check.h"
+#include "passes/pass_manager.h"
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <vector>
+
+// Provided by libFuzzer; absent (null) under the standalone replay driver.
+extern "C" size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t maxSize)
+    __attribute__((weak));
+
+namespace {
+
+using namespace graphvet;
+
+// Big graphs make each execution slow without exercising more of the pass.
+constexpr size_t kMaxInputBytes = 16384;
+
+/// The oracle budget per execution: a few seeded states for the value
+/// comparison, and a Z3 budget well below the .options timeout.
+oracle::CheckOptions targetCheckOptions() {
+  oracle::CheckOptions o;
+  o.seed = 1;
+  o.numStates = 4;
+  o.z3TimeoutMs = 5000;
+  return o;
+}
+
+fuzz::MutatorOptions mutatorOptions() {
+  fuzz::MutatorOptions o;
+  o.check = fuzz::MutatorOptions::defaultCheckOptions();
+  return o;
+}
+
+size_t emit(const std::string &text, uint8_t *data, size_t maxSize) {
+  if (text.size() > maxSize)
+    return 0;
+  std::memcpy(data, text.data(), text.size());
+  return text.size();
+}
+
+[[noreturn]] void report(const char *what, std::string_view input, const std::string &detail) {
+  std::fprintf(stderr,
+               "tensor_move_delete_fuzzer: %s\n%s\n--- original (replay: graphvet check FILE) "
+               "---\n%.*s\n",
+               what, detail.c_str(), static_cast<int>(input.size()), input.data());
+  std::fflush(stderr);
+  std::abort();
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  if (size > kMaxInputBytes)
+    return 0;
+  std::string_view text(reinterpret_cast<const char *>(data), size);
+  ParseResult parsed = parseModule(text);
+  if (!parsed.module)
+    return 0;
+  const Module &original = *parsed.module;
+  oracle::CheckOptions check = targetCheckOptions();
+  if (oracle::checkOriginal(original, check).verdict != oracle::Verdict::Sound)
+    return 0; // racy or faulting originals are not the pass's problem
+
+  Module optimized = original;
+  PipelineOptions pipeline;
+  pipeline.passes = std::vector<std::string>{"tensor-move-delete"};
+  PipelineResult result = runPipeline(optimized, pipeline);
+  if (!result.ok) {
+    std::string detail = "failed pass: " + result.failedPass + "\n";
+    for (const Diagnostic &d : result.diagnostics)
+      detail += d.format("optimized") + "\n";
+    detail += "--- optimized ---\n" + printModule(optimized);
+    report("the pass pipeline broke the graph", text, detail);
+  }
+  oracle::CheckResult verdict = oracle::checkRefinement(original, optimized, check);
+  if (verdict.verdict == oracle::Verdict::Violation)
+    report("refinement violation", text,
+           oracle::formatResult(verdict) + "\n--- optimized ---\n" + printModule(optimized));
+  return 0;
+}
+
+extern "C" size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t maxSize,
+                                          unsigned int seed) {
+  std::string_view input(reinterpret_cast<const char *>(data), size);
+  fuzz::MutatorOptions opts = mutatorOptions();
+  // One time in eight, let libFuzzer's byte mutations (and the dictionary)
+  // reach values no structural mutation produces; keep only valid results.
+  if (LLVMFuzzerMutate && seed % 8 == 0) {
+    std::vector<uint8_t> scratch(data, data + size);
+    scratch.resize(maxSize);
+    size_t n = LLVMFuzzerMutate(scratch.data(), size, maxSize);
+    ParseResult parsed =
+        parseModule(std::string_view(reinterpret_cast<const char *>(scratch.data()), n));
+    std::string printed;
+    if (parsed.module &&
+        fuzz::classifyModule(*parsed.module, maxSize, opts, &printed) == fuzz::Validity::Valid)
+      return emit(printed, data, maxSize);
+  }
+  fuzz::MutationOutcome out = fuzz::mutateGraphText(input, seed, maxSize, opts);
+  if (!out.text)
+    return size; // nothing valid nearby: keep the input as it is
+  return emit(*out.text, data, maxSize);
+}
+
+extern "C" size_t LLVMFuzzerCustomCrossOver(const uint8_t *data1, size_t size1,
+                                            const uint8_t *data2, size_t size2, uint8_t *out,
+                                            size_t maxOutSize, unsigned int seed) {
+  fuzz::MutationOutcome result = fuzz::crossOverGraphText(
+      std::string_view(reinterpret_cast<const char *>(data1), size1),
+      std::string_view(reinterpret_cast<const char *>(data2), size2), seed, maxOutSize,
+      mutatorOptions());
+  if (!result.text)
+    return 0; // libFuzzer then tries another mutation
+  return emit(*result.text, out, maxOutSize);
+}

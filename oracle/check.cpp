@@ -1,0 +1,765 @@
+// The verdict. Each module is analysed once (verifier, memory plan, domains,
+// races); the original must be valid; then the optimized module is checked
+// in the documented order and the first stage that finds violations decides.
+// Budgets (Z3, interpreter steps) give `inconclusive`, never `sound`.
+#include "oracle/check.h"
+
+#include "ir/op_library.h"
+#include "ir/verifier.h"
+#include "oracle/inlined.h"
+#include "oracle/interpreter.h"
+#include "oracle/memory_plan.h"
+#include "oracle/permissions.h"
+#include "oracle/races.h"
+#include "oracle/smt_order.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <map>
+#include <memory>
+#include <set>
+
+namespace graphvet::oracle {
+
+std::string_view verdictName(Verdict v) {
+  switch (v) {
+  case Verdict::Sound:
+    return "sound";
+  case Verdict::Violation:
+    return "violation";
+  case Verdict::Inconclusive:
+    return "inconclusive";
+  case Verdict::Invalid:
+    return "invalid";
+  }
+  return "?";
+}
+
+namespace {
+
+constexpr size_t kMaxViolations = 16;
+constexpr size_t kMaxHexBytes = 64;
+
+uint64_t stateSeed(uint64_t seed, unsigned state) {
+  uint64_t x = seed * 0x9E3779B97F4A7C15ULL + state + 1;
+  x ^= x >> 31;
+  x *= 0xBF58476D1CE4E5B9ULL;
+  return x ^ (x >> 29);
+}
+
+std::string hexOf(const Bytes &b) {
+  if (b.size() <= kMaxHexBytes)
+    return toHex(b);
+  return toHex(Bytes(b.begin(), b.begin() + kMaxHexBytes)) +
+         fmt::format("...({} bytes)", b.size());
+}
+
+std::string expectedGot(const Bytes &a, const Bytes &b) {
+  return fmt::format("expected {} got {}", a.empty() ? "(empty)" : hexOf(a),
+                     b.empty() ? "(empty)" : hexOf(b));
+}
+
+/// One module, analysed once. Heap-allocated so the interpreter's references
+/// stay valid.
+struct Analysis {
+  const Module *m = nullptr;
+  std::vector<std::string> malformed;
+  std::vector<Violation> cycles;
+  MemoryPlan plan;
+  InlinedModule inl;
+  std::unique_ptr<Interpreter> interp;
+  bool usable() const { return malformed.empty() && cycles.empty(); }
+};
+
+std::string diagText(const Diagnostic &d) {
+  if (d.loc.line)
+    return fmt::format("{}:{}: {}", d.loc.line, d.loc.col, d.message);
+  return d.message;
+}
+
+std::unique_ptr<Analysis> analyze(const Module &m) {
+  auto a = std::make_unique<Analysis>();
+  a->m = &m;
+  std::vector<std::string> verifierCycles;
+  for (const Diagnostic &d : verifyModule(m)) {
+    if (d.severity != Severity::Error)
+      continue;
+    if (d.message.find("cycle through") != std::string::npos)
+      verifierCycles.push_back(diagText(d));
+    else
+      a->malformed.push_back(diagText(d));
+  }
+  // A module whose bookkeeping is broken cannot be walked safely.
+  if (!a->malformed.empty())
+    return a;
+  a->plan = MemoryPlan::build(m);
+  a->inl = InlinedModule::build(m, a->plan);
+  for (DomainId d = 0; d < a->inl.domains.size(); ++d) {
+    const Domain &dom = a->inl.domains[d];
+    if (dom.cycle.empty())
+      continue;
+    Violation v;
+    v.kind = "cycle";
+    v.nodes = a->inl.names(d, dom.cycle);
+    std::string path;
+    for (const std::string &n : v.nodes)
+      path += (path.empty() ? "" : " -> ") + n;
+    v.message = "no schedule exists: cycle " + path;
+    a->cycles.push_back(std::move(v));
+  }
+  if (a->cycles.empty())
+    for (const std::string &c : verifierCycles)
+      a->cycles.push_back({"cycle", {}, {}, {}, {}, "no schedule exists: " + c});
+  if (!a->cycles.empty())
+    return a;
+  for (const std::string &e : a->plan.errors())
+    a->malformed.push_back("memory plan: " + e);
+  for (const std::string &e : a->inl.errors)
+    a->malformed.push_back(e);
+  if (a->malformed.empty())
+    a->interp = std::make_unique<Interpreter>(m, a->plan, a->inl);
+  return a;
+}
+
+std::vector<std::string> labels(const MemoryPlan &plan, const std::vector<BufferId> &bufs) {
+  std::vector<std::string> out;
+  for (BufferId b : bufs)
+    out.push_back(plan.buffers()[b].label);
+  return out;
+}
+
+// -- observation differences ---------------------------------------------------
+
+struct Difference {
+  std::string kind; ///< "output", "variable", "input", "caller", "weight"
+  std::string name; ///< "output 0", "var:v", "input1", ...
+  Bytes expected, got;
+  int64_t index = -1; ///< output / input index
+};
+
+std::vector<Difference> differences(const Observation &a, const Observation &b) {
+  std::vector<Difference> out;
+  size_t outputs = std::max(a.outputs.size(), b.outputs.size());
+  for (size_t k = 0; k < outputs; ++k) {
+    const Bytes empty;
+    const Bytes &x = k < a.outputs.size() ? a.outputs[k] : empty;
+    const Bytes &y = k < b.outputs.size() ? b.outputs[k] : empty;
+    if (x != y)
+      out.push_back({"output", fmt::format("output {}", k), x, y, static_cast<int64_t>(k)});
+  }
+  auto byKey = [&](const auto &xs, const auto &ys, const char *kind, auto name) {
+    for (const auto &[key, bytes] : xs)
+      for (const auto &[key2, bytes2] : ys)
+        if (key == key2 && bytes != bytes2) {
+          Difference d{kind, name(key), bytes, bytes2};
+          if constexpr (std::is_integral_v<std::decay_t<decltype(key)>>)
+            d.index = key;
+          out.push_back(std::move(d));
+        }
+  };
+  byKey(a.variables, b.variables, "variable", [](const std::string &k) { return "var:" + k; });
+  byKey(a.inputs, b.inputs, "input", [](int64_t k) { return fmt::format("input{}", k); });
+  byKey(a.callerMemory, b.callerMemory, "caller",
+        [](const std::string &k) { return "caller:" + k; });
+  byKey(a.weights, b.weights, "weight", [](const std::string &k) { return "weight:" + k; });
+  return out;
+}
+
+std::string summarize(const std::vector<Difference> &diffs) {
+  std::string out;
+  for (const Difference &d : diffs) {
+    if (!out.empty())
+      out += "; ";
+    out += d.name + ": " + expectedGot(d.expected, d.got);
+    if (out.size() > 600) {
+      out += "; ...";
+      break;
+    }
+  }
+  return out;
+}
+
+// -- races ---------------------------------------------------------------------
+
+struct RaceFindings {
+  std::vector<Violation> races;
+  bool inconclusive = false;
+  std::string reason;
+  unsigned queries = 0;
+};
+
+std::vector<StepIndex> domainOrderFromPositions(const Domain &d, uint32_t base,
+                                                const std::vector<int64_t> &positions) {
+  std::vector<int64_t> local(positions.begin() + base,
+                             positions.begin() + base + static_cast<long>(d.steps.size()));
+  std::vector<uint32_t> order = scheduleFromPositions(local);
+  return std::vector<StepIndex>(order.begin(), order.end());
+}
+
+bool validOrder(const Domain &d, const std::vector<StepIndex> &order) {
+  if (order.size() != d.steps.size())
+    return false;
+  std::vector<uint32_t> pos(order.size(), UINT32_MAX);
+  for (uint32_t i = 0; i < order.size(); ++i) {
+    if (order[i] >= order.size() || pos[order[i]] != UINT32_MAX)
+      return false;
+    pos[order[i]] = i;
+  }
+  for (StepIndex s = 0; s < d.succ.size(); ++s)
+    for (StepIndex t : d.succ[s])
+      if (pos[s] >= pos[t])
+        return false;
+  return true;
+}
+
+RaceFindings findRaces(Analysis &a, const CheckOptions &opts, bool useZ3) {
+  RaceFindings f;
+  RaceAnalysis ra = analyzeRaces(a.inl);
+  const auto &domains = a.inl.domains;
+  // Per conflict: witness orders (first-then-second, second-then-first).
+  std::vector<std::pair<std::vector<StepIndex>, std::vector<StepIndex>>> witness(
+      ra.conflicts.size());
+  std::vector<bool> race(ra.conflicts.size(), false);
+  for (size_t i = 0; i < ra.conflicts.size(); ++i)
+    race[i] = ra.conflicts[i].unordered;
+
+  if (useZ3 && !ra.conflicts.empty()) {
+    OrderProblem p;
+    std::vector<uint32_t> base(domains.size(), 0);
+    for (DomainId d = 0; d < domains.size(); ++d) {
+      base[d] = p.numNodes;
+      p.numNodes += static_cast<uint32_t>(domains[d].steps.size());
+      for (StepIndex s = 0; s < domains[d].succ.size(); ++s)
+        for (StepIndex t : domains[d].succ[s])
+          p.edges.push_back({base[d] + s, base[d] + t});
+      for (StepIndex s : domains[d].reference)
+        p.reference.push_back(base[d] + s);
+    }
+    for (const Conflict &c : ra.conflicts)
+      p.pairs.push_back({base[c.domain] + c.first, base[c.domain] + c.second});
+    OrderAnswer ans = solveOrder(p, opts.z3TimeoutMs);
+    f.queries = ans.queries;
+    for (size_t i = 0; i < ra.conflicts.size(); ++i) {
+      const Conflict &c = ra.conflicts[i];
+      const Domain &dom = domains[c.domain];
+      switch (ans.pairs[i]) {
+      case PairOrder::Ordered:
+        if (c.unordered) {
+          f.inconclusive = true;
+          f.reason = fmt::format("internal disagreement: Z3 proves {} and {} ordered, "
+                                 "reachability does not",
+                                 dom.steps[c.first].name, dom.steps[c.second].name);
+        }
+        break;
+      case PairOrder::Unordered: {
+        auto w1 = domainOrderFromPositions(dom, base[c.domain], ans.aFirst[i]);
+        auto w2 = domainOrderFromPositions(dom, base[c.domain], ans.bFirst[i]);
+        if (!c.unordered || !validOrder(dom, w1) || !validOrder(dom, w2)) {
+          f.inconclusive = true;
+          f.reason = fmt::format("internal disagreement: Z3 finds {} and {} unordered, "
+                                 "reachability does not",
+                                 dom.steps[c.first].name, dom.steps[c.second].name);
+          race[i] = false;
+          break;
+        }
+        witness[i] = {std::move(w1), std::move(w2)};
+        break;
+      }
+      case PairOrder::Unknown:
+        if (!c.unordered) {
+          f.inconclusive = true;
+          f.reason = fmt::format("Z3 budget ({} ms) exhausted before proving {} and {} "
+                                 "ordered{}",
+                                 opts.z3TimeoutMs, dom.steps[c.first].name,
+                                 dom.steps[c.second].name,
+                                 ans.note.empty() ? "" : " (" + ans.note + ")");
+        }
+        break;
+      }
+    }
+  }
+
+  uint64_t seed0 = stateSeed(opts.seed, 0);
+  for (size_t i = 0; i < ra.conflicts.size() && f.races.size() < kMaxViolations; ++i) {
+    if (!race[i])
+      continue;
+    const Conflict &c = ra.conflicts[i];
+    const Domain &dom = domains[c.domain];
+    auto &[w1, w2] = witness[i];
+    if (w1.empty()) {
+      w1 = orderWith(dom, c.first, c.second);
+      w2 = orderWith(dom, c.second, c.first);
+    }
+    Violation v;
+    v.kind = "race";
+    v.nodes = {dom.steps[c.first].name, dom.steps[c.second].name};
+    v.buffers = labels(a.plan, c.buffers);
+    v.schedules = {a.inl.names(c.domain, w1), a.inl.names(c.domain, w2)};
+    std::string bufs;
+    for (const std::string &b : v.buffers)
+      bufs += (bufs.empty() ? "" : ", ") + b;
+    v.message = fmt::format("{} and {} both access {} (at least one writes) and no data or "
+                            "control edge orders them",
+                            v.nodes[0], v.nodes[1], bufs);
+    if (a.interp) {
+      DomainOrders o1(domains.size()), o2(domains.size());
+      o1[c.domain] = w1;
+      o2[c.domain] = w2;
+      RunOutcome r1 = a.interp->runOnce(seed0, o1);
+      RunOutcome r2 = a.interp->runOnce(seed0, o2);
+      if (r1.crashed || r2.crashed || r1.budgetExceeded || r2.budgetExceeded) {
+        v.bytes = "the witness runs did not finish";
+      } else {
+        auto diffs = differences(r1.observation, r2.observation);
+        v.bytes = diffs.empty()
+                      ? fmt::format("no byte difference for seed {} (the race is still a "
+                                    "violation: another state may differ)",
+                                    opts.seed)
+                      : "schedule 1 vs schedule 2: " + summarize(diffs);
+      }
+    }
+    f.races.push_back(std::move(v));
+  }
+  return f;
+}
+
+// -- the original --------------------------------------------------------------
+
+struct OriginalState {
+  std::unique_ptr<Analysis> a;
+  std::vector<ExperimentResult> experiments;
+};
+
+/// Fills `r` and returns false when the original is not usable.
+bool validateOriginal(OriginalState &o, const Module &m, const CheckOptions &opts,
+                      CheckResult &r) {
+  o.a = analyze(m);
+  Analysis &a = *o.a;
+  if (!a.malformed.empty()) {
+    r.verdict = Verdict::Invalid;
+    r.reason = "the original is malformed: " + a.malformed.front();
+    for (size_t i = 0; i < a.malformed.size() && i < kMaxViolations; ++i)
+      r.violations.push_back({"malformed", {}, {}, {}, {}, a.malformed[i]});
+    return false;
+  }
+  if (!a.cycles.empty()) {
+    r.verdict = Verdict::Invalid;
+    r.reason = "the original has a cycle: " + a.cycles.front().message;
+    r.violations = a.cycles;
+    return false;
+  }
+  RaceFindings races = findRaces(a, opts, false);
+  if (!races.races.empty()) {
+    r.verdict = Verdict::Invalid;
+    r.reason = "the original is racy: " + races.races.front().message;
+    r.violations = std::move(races.races);
+    return false;
+  }
+  for (unsigned s = 0; s < std::max(1u, opts.numStates); ++s) {
+    ExperimentResult e = a.interp->experiment(stateSeed(opts.seed, s));
+    if (e.crashed()) {
+      r.verdict = Verdict::Invalid;
+      r.reason = "the original faults in the interpreter: " + e.crash();
+      r.violations.push_back({"crash", {}, {}, {}, {}, e.crash()});
+      return false;
+    }
+    if (e.budgetExceeded()) {
+      r.verdict = Verdict::Inconclusive;
+      r.reason = fmt::format("the original exceeds the interpreter's step budget ({} steps)",
+                             kStepBudget);
+      return false;
+    }
+    for (const RunOutcome *run : {&e.run1, &e.run2})
+      if (!run->weightWrites.empty()) {
+        const WeightWrite &w = run->weightWrites.front();
+        r.verdict = Verdict::Invalid;
+        r.reason = fmt::format("the original writes weight {} (in {})", w.buffer, w.node);
+        r.violations.push_back(
+            {"weight-written", {w.node}, {w.buffer}, {}, {}, r.reason});
+        return false;
+      }
+    o.experiments.push_back(std::move(e));
+  }
+  return true;
+}
+
+// -- refinement stages -----------------------------------------------------------
+
+struct Interface {
+  std::map<int64_t, uint32_t> inputs; ///< index -> size
+  size_t outputs = 0;
+  std::set<std::string> variables;
+};
+
+Interface interfaceOf(const Module &m, const MemoryPlan &plan) {
+  Interface i;
+  for (const BufferInfo &b : plan.buffers()) {
+    if (b.kind == BufferKind::UserInput)
+      i.inputs[b.inputIndex] = b.size;
+    if (b.kind == BufferKind::Variable && b.declared)
+      i.variables.insert(b.key);
+  }
+  for (NodeId n : m.root().liveNodes())
+    if (opKind(m.root().node(n)) == OpKind::NetOutput)
+      i.outputs = m.root().node(n).inputs.size();
+  return i;
+}
+
+std::vector<std::string> interfaceDifferences(const Interface &a, const Interface &b) {
+  std::vector<std::string> out;
+  for (auto [k, size] : a.inputs) {
+    auto it = b.inputs.find(k);
+    if (it == b.inputs.end())
+      out.push_back(fmt::format("user input {} is gone", k));
+    else if (it->second != size)
+      out.push_back(fmt::format("user input {} changed size from {} to {} bytes", k, size,
+                                it->second));
+  }
+  for (auto [k, size] : b.inputs)
+    if (!a.inputs.count(k))
+      out.push_back(fmt::format("user input {} is new", k));
+  if (a.outputs != b.outputs)
+    out.push_back(fmt::format("the graph has {} outputs, the original {}", b.outputs, a.outputs));
+  for (const std::string &v : a.variables)
+    if (!b.variables.count(v))
+      out.push_back(fmt::format("variable {} is gone", v));
+  for (const std::string &v : b.variables)
+    if (!a.variables.count(v))
+      out.push_back(fmt::format("variable {} is new", v));
+  return out;
+}
+
+/// The root NetOutput's producer of output k, qualified ("" when none).
+std::string outputProducer(const Module &m, const MemoryPlan &plan, size_t k) {
+  for (NodeId n : m.root().liveNodes()) {
+    const Node &node = m.root().node(n);
+    if (opKind(node) != OpKind::NetOutput)
+      continue;
+    if (k < node.inputs.size() && node.inputs[k])
+      return plan.qualifiedName(0, node.inputs[k]->node);
+    return {};
+  }
+  return {};
+}
+
+std::optional<int64_t> inputOfLocation(const std::string &loc) {
+  if (loc.rfind("input", 0) != 0 || loc.size() == 5)
+    return std::nullopt;
+  int64_t v = 0;
+  for (size_t i = 5; i < loc.size(); ++i) {
+    if (loc[i] < '0' || loc[i] > '9' || v > INT32_MAX)
+      return std::nullopt;
+    v = v * 10 + (loc[i] - '0');
+  }
+  return v;
+}
+
+std::optional<int64_t> outputOfLocation(const std::string &loc) {
+  if (loc.rfind("output", 0) != 0 || loc.size() == 6)
+    return std::nullopt;
+  int64_t v = 0;
+  for (size_t i = 6; i < loc.size(); ++i) {
+    if (loc[i] < '0' || loc[i] > '9' || v > INT32_MAX)
+      return std::nullopt;
+    v = v * 10 + (loc[i] - '0');
+  }
+  return v;
+}
+
+/// May the caller see this sharing? Output-input pairs need a grant;
+/// output-output pairs are permitted when both outputs share a granted input.
+bool permittedAlias(const AliasPair &p, const std::vector<AliasPair> &relation,
+                    const Permissions &perms) {
+  if (auto k = inputOfLocation(p.location))
+    return perms.mayShare(p.output, *k);
+  if (auto other = outputOfLocation(p.location)) {
+    for (const AliasPair &q : relation) {
+      auto k = inputOfLocation(q.location);
+      if (q.output != p.output || !k || !perms.mayShare(p.output, *k))
+        continue;
+      AliasPair mirror{static_cast<uint32_t>(*other), q.location};
+      if (std::binary_search(relation.begin(), relation.end(), mirror) &&
+          perms.mayShare(*other, *k))
+        return true;
+    }
+  }
+  return false;
+}
+
+void compareExperiments(const Analysis &a, const Analysis &b, const ExperimentResult &ea,
+                        const ExperimentResult &eb, const Permissions &perms,
+                        const CheckOptions &opts, unsigned state, std::vector<Violation> &out) {
+  std::vector<std::string> schedule = b.inl.names(0, b.inl.domains[0].reference);
+  std::string stateNote =
+      state == 0 ? "" : fmt::format(" (initial state {} of seed {})", state, opts.seed);
+  if (eb.crashed()) {
+    out.push_back({"crash", {}, {}, {schedule}, {}, "the optimized graph faults: " + eb.crash()});
+    return;
+  }
+  // Weight writes.
+  std::set<std::pair<std::string, std::string>> seen;
+  for (const RunOutcome *run : {&eb.run1, &eb.run2})
+    for (const WeightWrite &w : run->weightWrites)
+      if (seen.insert({w.node, w.buffer}).second)
+        out.push_back({"weight-written", {w.node}, {w.buffer}, {schedule}, {},
+                       fmt::format("{} writes the immutable weight {}", w.node, w.buffer)});
+  // Observations, both runs.
+  const RunOutcome *ra[2] = {&ea.run1, &ea.run2}, *rb[2] = {&eb.run1, &eb.run2};
+  for (int run = 0; run < 2; ++run) {
+    for (const Difference &d : differences(ra[run]->observation, rb[run]->observation)) {
+      Violation v;
+      v.schedules = {schedule};
+      v.bytes = expectedGot(d.expected, d.got);
+      std::string when = fmt::format("after run {}{}", run + 1, stateNote);
+      if (d.kind == "output") {
+        v.kind = "value";
+        auto k = static_cast<size_t>(d.index);
+        std::string producer = outputProducer(*b.m, b.plan, k);
+        if (!producer.empty())
+          v.nodes.push_back(producer);
+        if (k < rb[run]->observation.outputBuffers.size())
+          v.buffers.push_back(rb[run]->observation.outputBuffers[k]);
+        v.message = fmt::format("graph output {} differs {}", k, when);
+      } else if (d.kind == "variable") {
+        v.kind = "value";
+        v.nodes.push_back(d.name.substr(4));
+        v.buffers.push_back(d.name);
+        v.message = fmt::format("variable {} differs {}", d.name.substr(4), when);
+      } else if (d.kind == "input" || d.kind == "caller") {
+        if (d.kind == "input" && perms.inputUnspecified(d.index))
+          continue;
+        v.kind = "input-clobbered";
+        v.buffers.push_back(d.name);
+        v.message = fmt::format("caller memory {} is changed {} and no option makes its "
+                                "content unspecified",
+                                d.name, when);
+      } else {
+        if (!seen.empty())
+          continue; // already reported with the writer
+        v.kind = "weight-written";
+        v.buffers.push_back(d.name);
+        v.message = fmt::format("weight {} changed {}", d.name, when);
+      }
+      out.push_back(std::move(v));
+    }
+  }
+  // Alias relation.
+  for (const AliasPair &p : eb.alias)
+    if (!std::binary_search(ea.alias.begin(), ea.alias.end(), p) &&
+        !permittedAlias(p, eb.alias, perms)) {
+      Violation v;
+      v.kind = "alias";
+      std::string producer = outputProducer(*b.m, b.plan, p.output);
+      if (!producer.empty())
+        v.nodes.push_back(producer);
+      v.buffers.push_back(p.location);
+      v.schedules = {schedule};
+      v.message = fmt::format("overwriting graph output {} now changes {}{}", p.output,
+                              p.location,
+                              inputOfLocation(p.location)
+                                  ? " (no memory-reuse option grants this sharing)"
+                                  : "");
+      out.push_back(std::move(v));
+    }
+  for (const AliasPair &p : ea.alias)
+    if (!std::binary_search(eb.alias.begin(), eb.alias.end(), p) &&
+        !permittedAlias(p, ea.alias, perms)) {
+      Violation v;
+      v.kind = "alias";
+      v.buffers.push_back(p.location);
+      v.message = fmt::format("overwriting graph output {} no longer changes {}, as it does in "
+                              "the original",
+                              p.output, p.location);
+      out.push_back(std::move(v));
+    }
+}
+
+/// Keeps the first `kMaxViolations`, ordered by the kind vocabulary.
+void finish(CheckResult &r, std::vector<Violation> found) {
+  auto rank = [](const std::string &kind) {
+    for (size_t i = 0; i < std::size(kViolationKinds); ++i)
+      if (kViolationKinds[i] == kind)
+        return i;
+    return std::size(kViolationKinds);
+  };
+  std::stable_sort(found.begin(), found.end(), [&](const Violation &x, const Violation &y) {
+    return rank(x.kind) < rank(y.kind);
+  });
+  if (found.size() > kMaxViolations)
+    found.resize(kMaxViolations);
+  r.verdict = Verdict::Violation;
+  r.violations = std::move(found);
+}
+
+CheckResult refine(const Module &original, const Module &optimized, const CheckOptions &opts) {
+  CheckResult r;
+  Permissions perms = parsePermissions(original.options);
+  r.warnings = perms.warnings;
+  OriginalState o;
+  // An invalid original keeps its violations: they say what is wrong with it.
+  if (!validateOriginal(o, original, opts, r))
+    return r;
+  Analysis &a = *o.a;
+  std::unique_ptr<Analysis> bp;
+  try {
+    bp = analyze(optimized);
+  } catch (const std::exception &ex) {
+    finish(r, {{"crash", {}, {}, {}, {}, std::string("analysing the optimized graph faults: ") +
+                                             ex.what()}});
+    return r;
+  }
+  Analysis &b = *bp;
+  // 1. malformed
+  if (!b.malformed.empty()) {
+    std::vector<Violation> v;
+    for (const std::string &e : b.malformed)
+      v.push_back({"malformed", {}, {}, {}, {}, e});
+    finish(r, std::move(v));
+    return r;
+  }
+  // 2. cycle
+  if (!b.cycles.empty()) {
+    finish(r, b.cycles);
+    return r;
+  }
+  std::vector<std::string> iface =
+      interfaceDifferences(interfaceOf(original, a.plan), interfaceOf(optimized, b.plan));
+  if (!iface.empty()) {
+    std::vector<Violation> v;
+    for (const std::string &e : iface)
+      v.push_back({"malformed", {}, {}, {}, {}, "interface differs from the original: " + e});
+    finish(r, std::move(v));
+    return r;
+  }
+  std::vector<std::string> inconclusive;
+  // 3. race
+  RaceFindings races = findRaces(b, opts, opts.useZ3);
+  r.z3Queries = races.queries;
+  if (!races.races.empty()) {
+    finish(r, std::move(races.races));
+    return r;
+  }
+  if (races.inconclusive)
+    inconclusive.push_back(races.reason);
+  // 4. layout
+  std::set<std::string> before;
+  for (const LayoutConflict &c : layoutConflicts(original, a.plan))
+    before.insert(c.key());
+  std::vector<Violation> layout;
+  for (const LayoutConflict &c : layoutConflicts(optimized, b.plan)) {
+    if (before.count(c.key()))
+      continue;
+    Violation v;
+    v.kind = "layout";
+    if (!c.node.empty())
+      v.nodes.push_back(c.node);
+    v.buffers.push_back(c.buffer);
+    if (c.kind == "output+weight")
+      v.message = fmt::format("graph output bound to the immutable weight {}", c.buffer);
+    else
+      v.message = fmt::format("{} is {} and an input of {}, which needs contiguous inputs",
+                              c.buffer,
+                              c.kind == "input+continuous"    ? "caller-owned user memory"
+                              : c.kind == "weight+continuous" ? "an immutable weight"
+                                                              : "a graph output",
+                              c.node);
+    layout.push_back(std::move(v));
+  }
+  if (!layout.empty()) {
+    finish(r, std::move(layout));
+    return r;
+  }
+  // 5. experiments
+  for (unsigned s = 0; s < o.experiments.size(); ++s) {
+    ExperimentResult eb = b.interp->experiment(stateSeed(opts.seed, s));
+    if (eb.budgetExceeded() && !eb.crashed()) {
+      inconclusive.push_back(fmt::format(
+          "the optimized graph exceeds the interpreter's step budget ({} steps)", kStepBudget));
+      break;
+    }
+    std::vector<Violation> found;
+    compareExperiments(a, b, o.experiments[s], eb, perms, opts, s, found);
+    if (!found.empty()) {
+      finish(r, std::move(found));
+      return r;
+    }
+  }
+  if (!inconclusive.empty()) {
+    r.verdict = Verdict::Inconclusive;
+    r.reason = inconclusive.front();
+    return r;
+  }
+  r.verdict = Verdict::Sound;
+  return r;
+}
+
+} // namespace
+
+CheckResult checkOriginal(const Module &m, const CheckOptions &opts) {
+  CheckResult r;
+  try {
+    r.warnings = parsePermissions(m.options).warnings;
+    OriginalState o;
+    if (validateOriginal(o, m, opts, r))
+      r.verdict = Verdict::Sound;
+  } catch (const std::exception &ex) {
+    r = CheckResult{};
+    r.verdict = Verdict::Inconclusive;
+    r.reason = std::string("internal error while checking: ") + ex.what();
+  }
+  return r;
+}
+
+CheckResult checkRefinement(const Module &original, const Module &optimized,
+                            const CheckOptions &opts) {
+  try {
+    return refine(original, optimized, opts);
+  } catch (const std::exception &ex) {
+    CheckResult r;
+    r.verdict = Verdict::Inconclusive;
+    r.reason = std::string("internal error while checking: ") + ex.what();
+    return r;
+  }
+}
+
+std::string replayPairCommand(const std::string &original, const std::string &optimized,
+                              uint64_t seed) {
+  return fmt::format("graphvet check --pair {} {} --seed {}", original, optimized, seed);
+}
+
+std::string replayPassesCommand(const std::string &file, const std::string &passes,
+                                uint64_t seed) {
+  if (passes.empty())
+    return fmt::format("graphvet check {} --seed {}", file, seed);
+  return fmt::format("graphvet check {} --passes {} --seed {}", file, passes, seed);
+}
+
+std::string formatResult(const CheckResult &r) {
+  std::string out = fmt::format("verdict: {}\n", verdictName(r.verdict));
+  if (!r.reason.empty())
+    out += "reason: " + r.reason + "\n";
+  for (const std::string &w : r.warnings)
+    out += "warning: " + w + "\n";
+  for (const Violation &v : r.violations) {
+    out += fmt::format("{}: {}\n", v.kind, v.message);
+    auto join = [](const std::vector<std::string> &xs) {
+      std::string s;
+      for (const std::string &x : xs)
+        s += (s.empty() ? "" : ", ") + x;
+      return s;
+    };
+    if (!v.nodes.empty())
+      out += "  nodes: " + join(v.nodes) + "\n";
+    if (!v.buffers.empty())
+      out += "  buffers: " + join(v.buffers) + "\n";
+    for (size_t i = 0; i < v.schedules.size(); ++i)
+      out += fmt::format("  schedule {}: {}\n", i + 1, join(v.schedules[i]));
+    if (!v.bytes.empty())
+      out += "  bytes: " + v.bytes + "\n";
+  }
+  if (!r.replay.empty())
+    out += "replay: " + r.replay + "\n";
+  return out;
+}
+
+} // namespace graphvet::oracle

@@ -1,0 +1,71 @@
+// The soundness verdict of semantics.md §5: is a graph a valid original, and
+// is an optimized graph a sound refinement of its original? Queries run in a
+// fixed order (docs/oracle.md): malformed -> cycle -> race (Z3) -> layout ->
+// experiments on N seeded initial states. Never throws.
+#pragma once
+
+#include "ir/graph.h"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace graphvet::oracle {
+
+enum class Verdict { Sound, Violation, Inconclusive, Invalid };
+
+/// "sound", "violation", "inconclusive", "invalid".
+std::string_view verdictName(Verdict);
+
+/// The violation kinds, in the order the checks that find them run.
+inline constexpr std::string_view kViolationKinds[] = {
+    "malformed", "cycle", "race",  "layout", "crash", "weight-written", "input-clobbered",
+    "value",     "alias"};
+
+struct Violation {
+  std::string kind;                ///< one of kViolationKinds
+  std::vector<std::string> nodes;  ///< graph-qualified node names ("body/m" in a subgraph)
+  std::vector<std::string> buffers; ///< buffer labels ("input0", "var:v", "fresh:r:0")
+  std::vector<std::vector<std::string>> schedules; ///< witness schedules (node names)
+  std::string bytes;   ///< differing bytes, "expected <hex> got <hex>"
+  std::string message; ///< one line
+};
+
+struct CheckOptions {
+  uint64_t seed = 1;           ///< initial states derive from it
+  unsigned numStates = 2;      ///< seeded initial states per experiment
+  unsigned z3TimeoutMs = 2000; ///< total Z3 budget per check
+  bool useZ3 = true;           ///< false: race analysis by reachability only (fast path)
+};
+
+struct CheckResult {
+  Verdict verdict = Verdict::Sound;
+  std::vector<Violation> violations;
+  std::string reason;  ///< for invalid / inconclusive
+  std::string replay;  ///< one-line replay command (filled by callers that know file names)
+  std::vector<std::string> warnings; ///< e.g. a malformed option that grants nothing
+  unsigned z3Queries = 0;            ///< solver calls made (0 without Z3)
+};
+
+/// Is this graph valid as an original (well-formed, acyclic, race-free, runs
+/// without faults)? Sound or Invalid (or Inconclusive when a budget ran out).
+/// Race freedom is decided by exact reachability; Z3 is not needed here.
+CheckResult checkOriginal(const Module &m, const CheckOptions &opts);
+
+/// Refinement: is `optimized` sound for `original`? An original that is not
+/// valid gives Invalid. Permissions come from the original's options.
+CheckResult checkRefinement(const Module &original, const Module &optimized,
+                            const CheckOptions &opts);
+
+/// `graphvet check --pair ORIGINAL OPTIMIZED --seed S`
+std::string replayPairCommand(const std::string &original, const std::string &optimized,
+                              uint64_t seed);
+/// `graphvet check FILE --passes LIST --seed S` (LIST omitted when empty)
+std::string replayPassesCommand(const std::string &file, const std::string &passes,
+                                uint64_t seed);
+
+/// Multi-line human-readable report (verdict, each violation, replay).
+std::string formatResult(const CheckResult &r);
+
+} // namespace graphvet::oracle

@@ -1,0 +1,649 @@
+// The reference interpreter. Memory is one byte arena with an offset per
+// buffer; a step snapshots its inputs, computes, then writes fresh outputs,
+// ref outputs and scribbles in that order. Ops without semantics of their
+// own mix every input byte, the op type and the output index through a
+// 64-bit hash, so any input change changes every output.
+#include "oracle/interpreter.h"
+
+#include "ir/op_library.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <map>
+#include <queue>
+#include <stdexcept>
+
+namespace graphvet::oracle {
+
+std::string toHex(const Bytes &b) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(b.size() * 2);
+  for (uint8_t c : b) {
+    out.push_back(kDigits[c >> 4]);
+    out.push_back(kDigits[c & 15]);
+  }
+  return out;
+}
+
+namespace {
+
+constexpr uint64_t kFnvOffset = 0xcbf29ce484222325ULL;
+constexpr uint64_t kFnvPrime = 0x100000001b3ULL;
+
+uint64_t fnv(const void *data, size_t n, uint64_t h = kFnvOffset) {
+  auto *p = static_cast<const uint8_t *>(data);
+  for (size_t i = 0; i < n; ++i) {
+    h ^= p[i];
+    h *= kFnvPrime;
+  }
+  return h;
+}
+
+uint64_t fnvU64(uint64_t v, uint64_t h) { return fnv(&v, sizeof v, h); }
+
+uint64_t splitmix(uint64_t &x) {
+  uint64_t z = (x += 0x9E3779B97F4A7C15ULL);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+uint64_t mix(uint64_t a, uint64_t b) {
+  uint64_t x = a ^ (b * 0x9E3779B97F4A7C15ULL);
+  return splitmix(x);
+}
+
+/// Fills `n` bytes with the stream seeded by `seed`.
+void fillStream(uint8_t *dst, size_t n, uint64_t seed) {
+  uint64_t x = seed;
+  for (size_t i = 0; i < n; i += 8) {
+    uint64_t r = splitmix(x);
+    for (size_t j = 0; j < 8 && i + j < n; ++j)
+      dst[i + j] = static_cast<uint8_t>(r >> (8 * j));
+  }
+}
+
+uint64_t hashString(std::string_view s) { return fnv(s.data(), s.size()); }
+
+struct InterpreterFault : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+struct BudgetExceeded {};
+
+} // namespace
+
+struct Interpreter::Impl {
+  struct StepExec {
+    StepKind kind = StepKind::Noop;
+    uint64_t typeHash = 0;
+    bool copy = false;
+    bool scribble = false;
+    std::vector<PortId> inputs;  ///< kNoPort: unconnected slot
+    std::vector<PortId> outputs; ///< kNoPort: no port
+    std::vector<std::vector<PortId>> branchResult; ///< If/Case: [branch][k]
+    PortId condResult = kNoPort;                   ///< While
+    std::vector<std::pair<uint32_t, PortId>> bodyResults;
+    std::vector<PortId> loopVar; ///< While: buffer owner of loop variable j
+    uint64_t maxIterations = 3;
+  };
+
+  const Module &m;
+  const MemoryPlan &plan;
+  const InlinedModule &inl;
+  std::vector<std::vector<StepExec>> exec;
+  std::vector<PortId> rootOutputs;
+  std::vector<BufferId> byKind[5];
+
+  // Machine state.
+  std::vector<uint8_t> mem;
+  std::vector<uint32_t> offset;
+  std::vector<BufferId> dyn;
+  uint64_t stepsRun = 0;
+  std::vector<WeightWrite> weightWrites;
+  std::vector<uint8_t> scratch;
+  struct Slot {
+    uint32_t offset, size;
+    bool connected;
+  };
+  std::vector<Slot> slots;
+  std::vector<BufferId> scribbled;
+
+  Impl(const Module &mod, const MemoryPlan &p, const InlinedModule &i)
+      : m(mod), plan(p), inl(i) {
+    uint32_t total = 0;
+    offset.reserve(plan.buffers().size());
+    for (BufferId b = 0; b < plan.buffers().size(); ++b) {
+      offset.push_back(total);
+      total += plan.buffers()[b].size;
+      byKind[static_cast<int>(plan.buffers()[b].kind)].push_back(b);
+    }
+    mem.assign(total, 0);
+    for (auto &list : byKind)
+      std::sort(list.begin(), list.end(), [&](BufferId a, BufferId b) {
+        const BufferInfo &x = plan.buffers()[a], &y = plan.buffers()[b];
+        return x.inputIndex != y.inputIndex ? x.inputIndex < y.inputIndex : x.key < y.key;
+      });
+    exec.resize(inl.domains.size());
+    for (DomainId d = 0; d < inl.domains.size(); ++d) {
+      for (const Step &st : inl.domains[d].steps)
+        exec[d].push_back(prepare(st));
+    }
+    if (!inl.domains.empty())
+      for (const Step &st : inl.domains[0].steps) {
+        const Node &n = m.graph(st.graph).node(st.node);
+        if (st.graph == 0 && opKind(n) == OpKind::NetOutput) {
+          for (const auto &src : n.inputs)
+            rootOutputs.push_back(src ? plan.portId(0, *src) : kNoPort);
+          break;
+        }
+      }
+  }
+
+  PortId resultPort(GraphId sub, int64_t parentIndex, bool byPosition) const {
+    const Graph &g = m.graph(sub);
+    for (NodeId n : g.liveNodes()) {
+      const Node &out = g.node(n);
+      if (opKind(out) != OpKind::NetOutput)
+        continue;
+      for (uint32_t i = 0; i < out.inputs.size(); ++i) {
+        bool match = byPosition
+                         ? i == parentIndex
+                         : out.intAttr(Node::portKey(false, i, "_parent_node_index")) ==
+                               std::optional<int64_t>(parentIndex);
+        if (match)
+          return out.inputs[i] ? plan.portId(sub, *out.inputs[i]) : kNoPort;
+      }
+      return kNoPort;
+    }
+    return kNoPort;
+  }
+
+  StepExec prepare(const Step &st) const {
+    StepExec e;
+    const Node &n = m.graph(st.graph).node(st.node);
+    e.kind = st.kind;
+    e.typeHash = hashString(n.type);
+    e.copy = isCopy(n);
+    e.scribble = isInputMutable(n);
+    for (const auto &src : n.inputs)
+      e.inputs.push_back(src ? plan.portId(st.graph, *src) : kNoPort);
+    for (uint32_t k = 0; k < n.numOutputs; ++k)
+      e.outputs.push_back(plan.portId(st.graph, {st.node, k}));
+    if (st.kind == StepKind::If || st.kind == StepKind::Case) {
+      for (GraphId sub : n.subgraphs) {
+        std::vector<PortId> res;
+        for (uint32_t k = 0; k < n.numOutputs; ++k)
+          res.push_back(resultPort(sub, k, false));
+        e.branchResult.push_back(std::move(res));
+      }
+    }
+    if (st.kind == StepKind::While && n.subgraphs.size() == 2) {
+      e.condResult = resultPort(n.subgraphs[0], 0, true);
+      const Graph &body = m.graph(n.subgraphs[1]);
+      for (NodeId b : body.liveNodes()) {
+        const Node &out = body.node(b);
+        if (opKind(out) != OpKind::NetOutput)
+          continue;
+        for (uint32_t i = 0; i < out.inputs.size(); ++i) {
+          auto j = out.intAttr(Node::portKey(false, i, "_parent_node_index"));
+          if (j && *j >= 0 && out.inputs[i])
+            e.bodyResults.push_back(
+                {static_cast<uint32_t>(*j), plan.portId(n.subgraphs[1], *out.inputs[i])});
+        }
+        break;
+      }
+      uint32_t vars = std::max<uint32_t>(n.numOutputs, static_cast<uint32_t>(n.inputs.size()));
+      for (uint32_t j = 0; j < vars; ++j) {
+        PortId p = kNoPort;
+        if (j < n.numOutputs)
+          p = e.outputs[j];
+        else if (j < n.inputs.size())
+          p = e.inputs[j];
+        e.loopVar.push_back(p);
+      }
+      if (auto mi = n.intAttr("max_iterations"))
+        e.maxIterations = *mi < 0 ? 0 : static_cast<uint64_t>(*mi);
+    }
+    return e;
+  }
+
+  const BufferInfo &info(BufferId b) const { return plan.buffers()[b]; }
+  uint8_t *data(BufferId b) { return mem.data() + offset[b]; }
+
+  BufferId bufferOf(PortId p) const {
+    if (p == kNoPort)
+      throw InterpreterFault("read of a port that does not exist");
+    const PortPlan &pp = plan.port(p);
+    const PortPlan &root = plan.port(pp.root);
+    if (root.rule == BindRule::Own)
+      return root.own;
+    BufferId b = dyn[pp.root];
+    if (b == kNoBuffer)
+      throw InterpreterFault(fmt::format(
+          "{}:{} is read before the control-flow node that binds it ran",
+          plan.qualifiedName(pp.graph, pp.node), pp.index));
+    return b;
+  }
+
+  uint8_t *beginWrite(BufferId b, const std::string &who) {
+    if (!info(b).declared)
+      throw InterpreterFault(fmt::format("{} writes {}, but no Variable node declares it", who,
+                                         info(b).label));
+    if (info(b).kind == BufferKind::Weight)
+      weightWrites.push_back({who, info(b).label});
+    return data(b);
+  }
+
+  // -- filling and observing ------------------------------------------------
+
+  void fillBuffer(BufferId b, uint64_t seed) {
+    const BufferInfo &bi = info(b);
+    uint64_t s = mix(mix(seed, static_cast<uint64_t>(bi.kind) + 1), hashString(bi.key));
+    fillStream(data(b), bi.size, s);
+  }
+
+  void fillState(uint64_t seed) {
+    std::fill(mem.begin(), mem.end(), 0);
+    for (int k = 0; k < 4; ++k) // every kind but Fresh
+      for (BufferId b : byKind[k])
+        fillBuffer(b, seed);
+  }
+
+  void refillInputs(uint64_t seed) {
+    for (BufferId b : byKind[static_cast<int>(BufferKind::UserInput)])
+      fillBuffer(b, seed);
+    for (BufferId b : byKind[static_cast<int>(BufferKind::CallerMemory)])
+      fillBuffer(b, seed);
+  }
+
+  Bytes bytesOf(BufferId b) {
+    return Bytes(data(b), data(b) + info(b).size);
+  }
+
+  Observation observe() {
+    Observation o;
+    for (PortId p : rootOutputs) {
+      if (p == kNoPort) {
+        o.outputs.emplace_back();
+        o.outputBuffers.emplace_back();
+        continue;
+      }
+      BufferId b = bufferOf(p);
+      o.outputs.push_back(bytesOf(b));
+      o.outputBuffers.push_back(info(b).label);
+    }
+    for (BufferId b : byKind[static_cast<int>(BufferKind::Variable)])
+      if (info(b).declared)
+        o.variables.push_back({info(b).key, bytesOf(b)});
+    for (BufferId b : byKind[static_cast<int>(BufferKind::UserInput)])
+      o.inputs.push_back({info(b).inputIndex, bytesOf(b)});
+    for (BufferId b : byKind[static_cast<int>(BufferKind::CallerMemory)])
+      o.callerMemory.push_back({info(b).key, bytesOf(b)});
+    for (BufferId b : byKind[static_cast<int>(BufferKind::Weight)])
+      o.weights.push_back({info(b).key, bytesOf(b)});
+    return o;
+  }
+
+  /// Overwriting output k changes exactly the locations bound to the same
+  /// buffer (buffers never overlap), so the caller's overwrite experiment is
+  /// computed from buffer identity.
+  std::vector<AliasPair> aliasRelation() {
+    std::vector<AliasPair> out;
+    std::vector<BufferId> bound;
+    for (PortId p : rootOutputs)
+      bound.push_back(p == kNoPort ? kNoBuffer : bufferOf(p));
+    for (uint32_t k = 0; k < bound.size(); ++k) {
+      if (bound[k] == kNoBuffer || info(bound[k]).size == 0)
+        continue;
+      for (uint32_t k2 = 0; k2 < bound.size(); ++k2)
+        if (k2 != k && bound[k2] == bound[k])
+          out.push_back({k, fmt::format("output{}", k2)});
+      if (info(bound[k]).kind != BufferKind::Fresh)
+        out.push_back({k, info(bound[k]).label});
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+  // -- execution --------------------------------------------------------------
+
+  void snapshot(const StepExec &e) {
+    scratch.clear();
+    slots.clear();
+    for (PortId p : e.inputs) {
+      if (p == kNoPort) {
+        slots.push_back({static_cast<uint32_t>(scratch.size()), 0, false});
+        continue;
+      }
+      BufferId b = bufferOf(p);
+      slots.push_back({static_cast<uint32_t>(scratch.size()), info(b).size, true});
+      scratch.insert(scratch.end(), data(b), data(b) + info(b).size);
+    }
+  }
+
+  uint64_t digest() const {
+    uint64_t h = kFnvOffset;
+    for (const Slot &s : slots) {
+      h = fnvU64(s.connected ? s.size + 1 : 0, h);
+      h = fnv(scratch.data() + s.offset, s.size, h);
+    }
+    return h;
+  }
+
+  void compute(const Step &st, const StepExec &e) {
+    snapshot(e);
+    uint64_t h = digest();
+    // Fresh (and variable-bound) outputs and copies first...
+    for (uint32_t k = 0; k < e.outputs.size(); ++k) {
+      PortId p = e.outputs[k];
+      if (p == kNoPort)
+        continue;
+      const PortPlan &pp = plan.port(p);
+      if (pp.write == PortWrite::Compute) {
+        BufferId b = bufferOf(p);
+        fillStream(beginWrite(b, st.name), info(b).size, mix(mix(h, e.typeHash), k + 1));
+      } else if (pp.write == PortWrite::Copy) {
+        if (slots.empty() || !slots[0].connected)
+          throw InterpreterFault(fmt::format("{} ({}) has no input to copy", st.name,
+                                             m.graph(st.graph).node(st.node).type));
+        BufferId b = bufferOf(p);
+        uint8_t *dst = beginWrite(b, st.name);
+        uint32_t n = std::min(info(b).size, slots[0].size);
+        std::copy_n(scratch.data() + slots[0].offset, n, dst);
+        std::fill(dst + n, dst + info(b).size, 0);
+      }
+    }
+    // ...then in-place ref writes...
+    for (uint32_t k = 0; k < e.outputs.size(); ++k) {
+      PortId p = e.outputs[k];
+      if (p == kNoPort || plan.port(p).write != PortWrite::Ref)
+        continue;
+      BufferId b = bufferOf(p);
+      fillStream(beginWrite(b, st.name), info(b).size, mix(mix(h, e.typeHash), k + 1));
+    }
+    // ...then scribbles, once per distinct input buffer.
+    if (e.scribble) {
+      scribbled.clear();
+      for (uint32_t i = 0; i < e.inputs.size(); ++i) {
+        if (e.inputs[i] == kNoPort)
+          continue;
+        BufferId b = bufferOf(e.inputs[i]);
+        if (std::find(scribbled.begin(), scribbled.end(), b) != scribbled.end())
+          continue;
+        scribbled.push_back(b);
+        uint8_t *d = beginWrite(b, st.name);
+        uint64_t x = mix(mix(e.typeHash, i + 0x5c), fnv(d, info(b).size));
+        for (uint32_t j = 0; j < info(b).size; j += 8) {
+          uint64_t r = splitmix(x);
+          for (uint32_t q = 0; q < 8 && j + q < info(b).size; ++q)
+            d[j + q] ^= static_cast<uint8_t>(r >> (8 * q)) | 1; // never zero: always differs
+        }
+      }
+    }
+  }
+
+  uint8_t firstByte(PortId p) {
+    if (p == kNoPort)
+      return 0;
+    BufferId b = bufferOf(p);
+    return info(b).size ? *data(b) : 0;
+  }
+
+  void runDomain(DomainId d, const DomainOrders &orders) {
+    const Domain &dom = inl.domains[d];
+    const std::vector<StepIndex> &order =
+        d < orders.size() && !orders[d].empty() ? orders[d] : dom.reference;
+    for (StepIndex s : order)
+      runStep(d, s, orders);
+  }
+
+  void runStep(DomainId d, StepIndex s, const DomainOrders &orders) {
+    if (++stepsRun > kStepBudget)
+      throw BudgetExceeded{};
+    const Step &st = inl.domains[d].steps[s];
+    const StepExec &e = exec[d][s];
+    switch (e.kind) {
+    case StepKind::Noop:
+      return;
+    case StepKind::Compute:
+      return compute(st, e);
+    case StepKind::If:
+    case StepKind::Case:
+      return runBranch(st, e, orders);
+    case StepKind::While:
+      return runWhile(st, e, orders);
+    }
+  }
+
+  void runBranch(const Step &st, const StepExec &e, const DomainOrders &orders) {
+    size_t n = st.subdomains.size();
+    if (e.kind == StepKind::If && n != 2)
+      throw InterpreterFault(fmt::format("{} needs a then and an else branch", st.name));
+    if (n == 0 || e.branchResult.size() != n)
+      throw InterpreterFault(fmt::format("{} has no branch to take", st.name));
+    uint8_t c = e.inputs.empty() ? 0 : firstByte(e.inputs[0]);
+    size_t branch = e.kind == StepKind::If ? (c % 2 == 1 ? 0 : 1) : c % n;
+    runDomain(st.subdomains[branch], orders);
+    for (uint32_t k = 0; k < e.outputs.size(); ++k) {
+      PortId p = e.outputs[k];
+      if (p == kNoPort || plan.port(p).rule != BindRule::Dynamic)
+        continue;
+      PortId res = e.branchResult[branch][k];
+      if (res != kNoPort) {
+        dyn[p] = bufferOf(res);
+      } else {
+        BufferId b = plan.port(p).own;
+        std::fill_n(beginWrite(b, st.name), info(b).size, 0);
+        dyn[p] = b;
+      }
+    }
+  }
+
+  void runWhile(const Step &st, const StepExec &e, const DomainOrders &orders) {
+    if (st.subdomains.size() != 2)
+      throw InterpreterFault(fmt::format("{} needs a cond and a body subgraph", st.name));
+    std::vector<Bytes> results;
+    for (uint64_t iter = 0;; ++iter) {
+      runDomain(st.subdomains[0], orders);
+      if (firstByte(e.condResult) % 2 == 0 || iter >= e.maxIterations)
+        break;
+      runDomain(st.subdomains[1], orders);
+      // Write back every body result into its loop variable (read all, then write).
+      results.clear();
+      for (auto [j, p] : e.bodyResults)
+        results.push_back(p == kNoPort ? Bytes{} : bytesOf(bufferOf(p)));
+      for (size_t r = 0; r < e.bodyResults.size(); ++r) {
+        auto [j, p] = e.bodyResults[r];
+        if (j >= e.loopVar.size() || e.loopVar[j] == kNoPort)
+          continue;
+        BufferId dst = bufferOf(e.loopVar[j]);
+        if (p != kNoPort && bufferOf(p) == dst)
+          continue;
+        uint8_t *d = beginWrite(dst, st.name);
+        uint32_t n = std::min<uint32_t>(info(dst).size, static_cast<uint32_t>(results[r].size()));
+        std::copy_n(results[r].data(), n, d);
+        std::fill(d + n, d + info(dst).size, 0);
+      }
+    }
+  }
+
+  RunOutcome run(const DomainOrders &orders) {
+    RunOutcome out;
+    dyn.assign(plan.ports().size(), kNoBuffer);
+    stepsRun = 0;
+    weightWrites.clear();
+    try {
+      if (!inl.domains.empty())
+        runDomain(0, orders);
+      out.observation = observe();
+    } catch (const InterpreterFault &f) {
+      out.crashed = true;
+      out.crash = f.what();
+    } catch (const BudgetExceeded &) {
+      out.budgetExceeded = true;
+    } catch (const std::exception &ex) {
+      out.crashed = true;
+      out.crash = std::string("internal fault: ") + ex.what();
+    }
+    out.weightWrites = weightWrites;
+    return out;
+  }
+};
+
+Interpreter::Interpreter(const Module &m, const MemoryPlan &plan, const InlinedModule &inl)
+    : impl_(new Impl(m, plan, inl)) {}
+
+Interpreter::~Interpreter() { delete impl_; }
+
+RunOutcome Interpreter::runOnce(uint64_t stateSeed, const DomainOrders &orders) {
+  impl_->fillState(stateSeed);
+  return impl_->run(orders);
+}
+
+ExperimentResult Interpreter::experiment(uint64_t stateSeed, const DomainOrders &orders) {
+  ExperimentResult r;
+  impl_->fillState(stateSeed);
+  r.run1 = impl_->run(orders);
+  if (r.run1.crashed || r.run1.budgetExceeded)
+    return r;
+  try {
+    r.alias = impl_->aliasRelation();
+  } catch (const std::exception &ex) {
+    r.run1.crashed = true;
+    r.run1.crash = ex.what();
+    return r;
+  }
+  impl_->refillInputs(stateSeed);
+  r.run2 = impl_->run(orders);
+  return r;
+}
+
+std::optional<std::vector<StepIndex>> Interpreter::schedule(DomainId domain,
+                                                            const ScheduleRequest &req,
+                                                            std::string &error) const {
+  const Domain &d = impl_->inl.domains[domain];
+  size_t n = d.steps.size();
+  if (d.reference.size() != n) {
+    error = "the graph has a cycle: no schedule exists";
+    return std::nullopt;
+  }
+  if (req.kind == ScheduleKind::Reference)
+    return d.reference;
+  std::vector<uint32_t> indeg(n, 0);
+  for (const auto &s : d.succ)
+    for (StepIndex t : s)
+      ++indeg[t];
+  std::vector<StepIndex> order;
+  order.reserve(n);
+  if (req.kind == ScheduleKind::Random) {
+    std::vector<StepIndex> ready;
+    for (StepIndex s = 0; s < n; ++s)
+      if (indeg[s] == 0)
+        ready.push_back(s);
+    uint64_t x = req.seed ^ 0x243F6A8885A308D3ULL;
+    while (!ready.empty()) {
+      size_t pick = splitmix(x) % ready.size();
+      std::swap(ready[pick], ready.back());
+      StepIndex s = ready.back();
+      ready.pop_back();
+      order.push_back(s);
+      for (StepIndex t : d.succ[s])
+        if (--indeg[t] == 0)
+          ready.push_back(t);
+    }
+    return order;
+  }
+  // Explicit: listed steps by list position, unlisted after them.
+  std::vector<uint64_t> priority(n, UINT64_MAX);
+  for (size_t i = 0; i < req.names.size(); ++i) {
+    StepIndex s = impl_->inl.findStep(domain, req.names[i]);
+    if (s == kNoStep) {
+      error = fmt::format("schedule names `{}`, which is not a node of the graph (subgraph "
+                          "nodes are written graph/node; call bodies are inlined)",
+                          req.names[i]);
+      return std::nullopt;
+    }
+    if (priority[s] != UINT64_MAX) {
+      error = fmt::format("schedule names `{}` twice", req.names[i]);
+      return std::nullopt;
+    }
+    priority[s] = i;
+  }
+  for (StepIndex s = 0; s < n; ++s)
+    if (priority[s] == UINT64_MAX)
+      priority[s] = req.names.size() + s;
+  // A step is as urgent as the most urgent listed step it must precede, so
+  // the ancestors of a listed step never wait behind a later-listed one.
+  std::vector<uint64_t> urgency = priority;
+  for (auto it = d.reference.rbegin(); it != d.reference.rend(); ++it)
+    for (StepIndex t : d.succ[*it])
+      urgency[*it] = std::min(urgency[*it], urgency[t]);
+  using Item = std::pair<uint64_t, StepIndex>;
+  std::priority_queue<Item, std::vector<Item>, std::greater<>> ready;
+  for (StepIndex s = 0; s < n; ++s)
+    if (indeg[s] == 0)
+      ready.push({urgency[s], s});
+  while (!ready.empty()) {
+    StepIndex s = ready.top().second;
+    ready.pop();
+    order.push_back(s);
+    for (StepIndex t : d.succ[s])
+      if (--indeg[t] == 0)
+        ready.push({urgency[t], t});
+  }
+  // The listed steps must come out in the listed order.
+  uint64_t last = 0;
+  const std::string *lastName = nullptr;
+  for (StepIndex s : order) {
+    if (priority[s] >= req.names.size())
+      continue;
+    if (lastName && priority[s] < last) {
+      error = fmt::format("schedule lists `{}` before `{}`, but data or control edges make "
+                          "`{}` run first",
+                          req.names[priority[s]], *lastName, *lastName);
+      return std::nullopt;
+    }
+    last = priority[s];
+    lastName = &req.names[priority[s]];
+  }
+  return order;
+}
+
+RunReport runModule(const Module &m, const RunOptions &opts) {
+  RunReport rep;
+  MemoryPlan plan = MemoryPlan::build(m);
+  rep.plan = plan.describe(m);
+  if (!plan.errors().empty()) {
+    rep.error = "memory plan: " + plan.errors().front();
+    return rep;
+  }
+  InlinedModule inl = InlinedModule::build(m, plan);
+  if (!inl.errors.empty()) {
+    rep.error = inl.errors.front();
+    return rep;
+  }
+  for (DomainId d = 0; d < inl.domains.size(); ++d)
+    if (!inl.domains[d].cycle.empty()) {
+      std::string path;
+      for (StepIndex s : inl.domains[d].cycle)
+        path += (path.empty() ? "" : " -> ") + inl.domains[d].steps[s].name;
+      rep.error = "cycle: " + path;
+      return rep;
+    }
+  Interpreter interp(m, plan, inl);
+  std::string err;
+  auto order = interp.schedule(0, opts.schedule, err);
+  if (!order) {
+    rep.error = err;
+    return rep;
+  }
+  rep.schedule = inl.names(0, *order);
+  DomainOrders orders(inl.domains.size());
+  orders[0] = *order;
+  rep.result = interp.experiment(opts.seed, orders);
+  rep.ok = true;
+  return rep;
+}
+
+} // namespace graphvet::oracle

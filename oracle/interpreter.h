@@ -1,0 +1,118 @@
+// The reference interpreter (semantics.md §2-§3): explicit byte buffers from
+// the memory plan, a run under a schedule (reference, seeded random or
+// explicit), and the experiment a caller can perform: two runs, the overwrite
+// of each graph output (alias relation) and everything observable recorded.
+#pragma once
+
+#include "ir/graph.h"
+#include "oracle/inlined.h"
+#include "oracle/memory_plan.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace graphvet::oracle {
+
+using Bytes = std::vector<uint8_t>;
+
+/// Lower-case hex, no separators ("" for no bytes).
+std::string toHex(const Bytes &b);
+
+/// Everything the caller can observe after one run (semantics.md §3).
+struct Observation {
+  std::vector<Bytes> outputs;              ///< graph output k (root NetOutput input k)
+  std::vector<std::string> outputBuffers;  ///< label of the buffer output k was bound to
+  std::vector<std::pair<std::string, Bytes>> variables;    ///< sorted by name
+  std::vector<std::pair<int64_t, Bytes>> inputs;           ///< user inputs, by index
+  std::vector<std::pair<std::string, Bytes>> callerMemory; ///< root Data without index
+  std::vector<std::pair<std::string, Bytes>> weights;      ///< by qualified node name
+};
+
+struct WeightWrite {
+  std::string node;   ///< qualified name of the writer (or the While doing write-back)
+  std::string buffer; ///< weight buffer label
+};
+
+/// Output `output` shares memory with `location` ("output1", "input0",
+/// "var:v", "weight:c", "caller:x"): overwriting the output changes it.
+struct AliasPair {
+  uint32_t output = 0;
+  std::string location;
+  friend auto operator<=>(const AliasPair &, const AliasPair &) = default;
+};
+
+struct RunOutcome {
+  Observation observation;
+  std::vector<WeightWrite> weightWrites;
+  bool crashed = false;         ///< the interpreter faulted (see `crash`)
+  std::string crash;
+  bool budgetExceeded = false;  ///< step budget ran out (a huge max_iterations)
+};
+
+struct ExperimentResult {
+  RunOutcome run1, run2;
+  std::vector<AliasPair> alias; ///< after run 1, sorted
+  bool crashed() const { return run1.crashed || run2.crashed; }
+  bool budgetExceeded() const { return run1.budgetExceeded || run2.budgetExceeded; }
+  const std::string &crash() const { return run1.crashed ? run1.crash : run2.crash; }
+};
+
+enum class ScheduleKind { Reference, Random, Explicit };
+
+struct ScheduleRequest {
+  ScheduleKind kind = ScheduleKind::Reference;
+  uint64_t seed = 0;              ///< Random: the order derives from it
+  std::vector<std::string> names; ///< Explicit: qualified step names of the root domain,
+                                  ///< in order; unlisted steps are placed as early as
+                                  ///< the edges allow, after the listed ones
+};
+
+/// One order per domain; an empty entry means the domain's reference order.
+using DomainOrders = std::vector<std::vector<StepIndex>>;
+
+/// Largest number of step executions in one run; beyond it the run stops
+/// with budgetExceeded (a check turns that into `inconclusive`).
+inline constexpr uint64_t kStepBudget = uint64_t{1} << 20;
+
+class Interpreter {
+public:
+  /// All three must outlive the interpreter.
+  Interpreter(const Module &m, const MemoryPlan &plan, const InlinedModule &inl);
+  ~Interpreter();
+  Interpreter(const Interpreter &) = delete;
+  Interpreter &operator=(const Interpreter &) = delete;
+
+  /// An order of `domain` for the request; nullopt with `error` set when an
+  /// explicit list names an unknown step, repeats one, or contradicts an edge.
+  std::optional<std::vector<StepIndex>> schedule(DomainId domain, const ScheduleRequest &req,
+                                                 std::string &error) const;
+
+  /// Fills inputs, variables and weights from `stateSeed`, then runs once.
+  RunOutcome runOnce(uint64_t stateSeed, const DomainOrders &orders = {});
+  /// The full experiment of semantics.md §3.
+  ExperimentResult experiment(uint64_t stateSeed, const DomainOrders &orders = {});
+
+private:
+  struct Impl;
+  Impl *impl_;
+};
+
+/// What `graphvet run` needs in one call.
+struct RunOptions {
+  uint64_t seed = 1;
+  ScheduleRequest schedule;
+};
+
+struct RunReport {
+  bool ok = false;             ///< false: `error` says why (malformed, cyclic, bad schedule)
+  std::string error;
+  std::vector<std::string> schedule; ///< root-domain order used
+  ExperimentResult result;
+  std::string plan;            ///< MemoryPlan::describe
+};
+
+RunReport runModule(const Module &m, const RunOptions &opts);
+
+} // namespace graphvet::oracle

@@ -1,0 +1,66 @@
+// Static analyses over the scheduling domains: conflicting accesses (two
+// steps touching one buffer, at least one writing), which of them the
+// ordering edges leave unordered (races, by transitive closure in bitsets),
+// constructive witness schedules, cycles, and the memory-layout conflicts of
+// semantics.md §6.
+#pragma once
+
+#include "ir/graph.h"
+#include "oracle/inlined.h"
+#include "oracle/memory_plan.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace graphvet::oracle {
+
+/// Transitive closure of one domain's ordering edges.
+class Reachability {
+public:
+  explicit Reachability(const Domain &d);
+  /// True when a path of edges leads from `a` to `b` (a != b).
+  bool reaches(StepIndex a, StepIndex b) const {
+    return (bits_[a * words_ + b / 64] >> (b % 64)) & 1;
+  }
+  bool ordered(StepIndex a, StepIndex b) const { return reaches(a, b) || reaches(b, a); }
+
+private:
+  size_t words_ = 0;
+  std::vector<uint64_t> bits_;
+};
+
+/// Two steps of one domain that access a common buffer, at least one writing.
+/// `first` precedes `second` in the domain's reference order.
+struct Conflict {
+  DomainId domain = 0;
+  StepIndex first = kNoStep, second = kNoStep;
+  std::vector<BufferId> buffers; ///< every buffer they conflict on
+  bool unordered = false;        ///< by reachability: a race
+};
+
+struct RaceAnalysis {
+  std::vector<Conflict> conflicts; ///< every conflicting pair, ordered or not
+  size_t numRaces() const;
+};
+
+/// Conflicting pairs of every acyclic domain, with reachability verdicts.
+RaceAnalysis analyzeRaces(const InlinedModule &inl);
+
+/// A schedule of `d` in which `first` runs before `second` (they must be
+/// unordered, or `first` must precede `second`): `second` is delayed as long
+/// as the edges allow. Built without a solver.
+std::vector<StepIndex> orderWith(const Domain &d, StepIndex first, StepIndex second);
+
+/// One memory-layout conflict of semantics.md §6.
+struct LayoutConflict {
+  std::string buffer; ///< buffer label
+  std::string kind;   ///< "input+continuous", "weight+continuous", "output+weight",
+                      ///< "output+continuous"
+  std::string node;   ///< the continuous op involved (qualified), or "" for output+weight
+  std::string key() const { return buffer + "|" + kind; }
+};
+
+std::vector<LayoutConflict> layoutConflicts(const Module &m, const MemoryPlan &plan);
+
+} // namespace graphvet::oracle

@@ -1,0 +1,824 @@
+// The recipe interpreter. It keeps, per graph being built, the values created
+// so far (with the set of buffers each may be bound to) and, per buffer, the
+// last writer and the readers since; each new access is ordered after the
+// accesses it conflicts with. A node holding subgraphs is one unit at its
+// parent's level whose effects are everything its subgraphs touch.
+#include "props/build_module.h"
+
+#include "ir/op_library.h"
+#include "ir/printer.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <ostream>
+#include <string>
+
+namespace graphvet::props {
+namespace {
+
+enum class BufKind : uint8_t { UserInput, CallerMemory, Variable, Weight, Fresh };
+
+/// Buffers a value may be bound to; more than one only after If/Case, whose
+/// outputs depend on the branch taken at run time. Sorted, unique.
+using BufSet = std::vector<uint32_t>;
+
+BufSet unite(const BufSet &a, const BufSet &b) {
+  BufSet out;
+  std::set_union(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
+  return out;
+}
+
+bool intersects(const BufSet &a, const BufSet &b) {
+  for (uint32_t x : a)
+    if (std::binary_search(b.begin(), b.end(), x))
+      return true;
+  return false;
+}
+
+constexpr uint8_t poolBit(Pool p) { return static_cast<uint8_t>(1u << static_cast<unsigned>(p)); }
+
+struct Value {
+  OutPort port;
+  BufSet bufs;
+  uint8_t pools = 0; ///< Pool bits besides Any
+};
+
+/// Accesses to one buffer at one level since its last write.
+struct Access {
+  NodeId lastWriter = kNoNode;
+  std::vector<NodeId> readers;
+};
+
+/// Buffer -> written? (false = only read). Ordered, so effects apply in a
+/// deterministic order.
+using Effects = std::map<uint32_t, bool>;
+
+void addEffect(Effects &e, const BufSet &bufs, bool write) {
+  for (uint32_t b : bufs) {
+    auto [it, inserted] = e.emplace(b, write);
+    if (!inserted)
+      it->second = it->second || write;
+  }
+}
+
+struct Variable {
+  std::string name;
+  uint32_t buffer;
+};
+
+/// The state of one graph under construction.
+struct Level {
+  GraphId graph = kNoGraph;
+  unsigned depth = 0; ///< 0 for the root
+  std::vector<Value> values;
+  std::vector<Value> parentInputs;
+  std::vector<Variable> variables; ///< variables visible here (own and ancestors')
+  std::map<uint32_t, Access> access;
+  Effects touched; ///< every access made at this level, nested units included
+  NodeId pendingCtrlFrom = kNoNode;
+};
+
+/// Result of building one subgraph.
+struct SubgraphResult {
+  std::vector<BufSet> results; ///< buffers of each NetOutput input
+  Effects touched;
+};
+
+constexpr unsigned kMaxBuildDepth = 6;
+constexpr size_t kMaxRefs = 3;
+
+SwarmBit familyOf(StepKind k, bool &always) {
+  always = false;
+  switch (k) {
+  case StepKind::Variable:
+  case StepKind::RefVarSource:
+    return SwarmBit::Variables;
+  case StepKind::Weight:
+    return SwarmBit::Weights;
+  case StepKind::TensorMoveChain:
+    return SwarmBit::TensorMoveChains;
+  case StepKind::View:
+  case StepKind::MultiAliasRefOp:
+    return SwarmBit::Views;
+  case StepKind::RefWrite:
+  case StepKind::ScopeWrite:
+    return SwarmBit::Writers;
+  case StepKind::Continuous:
+    return SwarmBit::Layout;
+  case StepKind::Call:
+    return SwarmBit::Subgraphs;
+  case StepKind::If:
+  case StepKind::Case:
+  case StepKind::While:
+    return SwarmBit::ControlFlow;
+  case StepKind::CtrlEdge:
+    return SwarmBit::CtrlEdges;
+  default:
+    always = true;
+    return SwarmBit::Subgraphs;
+  }
+}
+
+class Builder {
+public:
+  explicit Builder(const Recipe &r) : recipe_(r) {}
+
+  Module build() {
+    GraphId root = m_.addGraph("main");
+    Level L;
+    L.graph = root;
+    runSteps(L, recipe_.root.steps);
+    if (L.values.empty())
+      emitUserInput(L, 0);
+    size_t numResults = std::clamp<size_t>(recipe_.root.outputs.size(), 1, 4);
+    std::vector<Value> results;
+    for (size_t k = 0; k < numResults; ++k) {
+      Ref ref = k < recipe_.root.outputs.size() ? recipe_.root.outputs[k]
+                                                : Ref{Pool::Any, static_cast<uint8_t>(k)};
+      results.push_back(*pick(L, ref));
+    }
+    emit(L, "NetOutput", "out", results, {}, std::nullopt, 0);
+    buildOptions(results.size());
+    return std::move(m_);
+  }
+
+private:
+  const Recipe &recipe_;
+  Module m_;
+  std::vector<BufKind> bufKinds_;
+  unsigned counter_ = 0;
+  int64_t nextUserIndex_ = 0;
+
+  bool on(SwarmBit b) const { return (recipe_.swarm & static_cast<uint32_t>(b)) != 0; }
+
+  std::string fresh(const char *prefix) { return prefix + std::to_string(counter_++); }
+
+  uint32_t newBuffer(BufKind k) {
+    bufKinds_.push_back(k);
+    return static_cast<uint32_t>(bufKinds_.size() - 1);
+  }
+
+  bool weightFree(const BufSet &bufs) const {
+    for (uint32_t b : bufs)
+      if (bufKinds_[b] == BufKind::Weight)
+        return false;
+    return true;
+  }
+
+  Graph &graph(const Level &L) { return m_.graph(L.graph); }
+
+  // ---- references -------------------------------------------------------
+
+  static bool inPool(const Value &v, Pool p) {
+    return p == Pool::Any || (v.pools & poolBit(p)) != 0;
+  }
+
+  /// Indexes of the level's values in `pool` (all values when it is empty).
+  static std::vector<size_t> candidates(const Level &L, Pool pool) {
+    std::vector<size_t> out;
+    for (size_t i = 0; i < L.values.size(); ++i)
+      if (inPool(L.values[i], pool))
+        out.push_back(i);
+    if (out.empty() && pool != Pool::Any)
+      return candidates(L, Pool::Any);
+    return out;
+  }
+
+  std::optional<Value> pick(const Level &L, Ref ref) const {
+    auto c = candidates(L, ref.pool);
+    if (c.empty())
+      return std::nullopt;
+    return L.values[c[c.size() - 1 - ref.back % c.size()]];
+  }
+
+  /// Like pick, but only values that may be written: no weight buffer and no
+  /// buffer shared with `avoid`. Searches backwards from the referenced value.
+  std::optional<Value> pickWritable(const Level &L, Ref ref, const BufSet &avoid = {}) const {
+    for (Pool pool : {ref.pool, Pool::Any}) {
+      auto c = candidates(L, pool);
+      if (c.empty())
+        continue;
+      size_t start = c.size() - 1 - ref.back % c.size();
+      for (size_t step = 0; step < c.size(); ++step) {
+        const Value &v = L.values[c[(start + c.size() - step) % c.size()]];
+        if (weightFree(v.bufs) && !intersects(v.bufs, avoid))
+          return v;
+      }
+    }
+    return std::nullopt;
+  }
+
+  std::vector<Value> pickAll(const Level &L, const std::vector<Ref> &refs, size_t from,
+                             size_t maxCount) const {
+    std::vector<Value> out;
+    for (size_t i = from; i < refs.size() && out.size() < maxCount; ++i)
+      if (auto v = pick(L, refs[i]))
+        out.push_back(*v);
+    return out;
+  }
+
+  static Ref refAt(const Step &s, size_t i) {
+    return i < s.refs.size() ? s.refs[i] : Ref{Pool::Any, static_cast<uint8_t>(i)};
+  }
+
+  // ---- ordering -----------------------------------------------------------
+
+  /// True when data and control edges of the level order `from` before `to`.
+  /// Data edges into or out of a PartitionedCall do not count: a call is
+  /// transparent, so such an edge orders only some of its inner nodes.
+  bool ordered(const Level &L, NodeId from, NodeId to) {
+    const Graph &g = graph(L);
+    std::vector<bool> seen(g.capacity(), false);
+    std::vector<NodeId> work{from};
+    seen[from] = true;
+    while (!work.empty()) {
+      NodeId id = work.back();
+      work.pop_back();
+      if (id == to)
+        return true;
+      const Node &n = g.node(id);
+      auto visit = [&](NodeId s) {
+        if (s <= to && !seen[s]) {
+          seen[s] = true;
+          work.push_back(s);
+        }
+      };
+      for (NodeId s : n.ctrlOut)
+        visit(s);
+      if (opKind(n) == OpKind::Call)
+        continue;
+      for (const auto &cs : n.consumers)
+        for (InPort c : cs)
+          if (opKind(g.node(c.node)) != OpKind::Call)
+            visit(c.node);
+    }
+    return false;
+  }
+
+  void order(Level &L, NodeId before, NodeId after) {
+    if (before == after || before == kNoNode)
+      return;
+    if (!ordered(L, before, after))
+      graph(L).addCtrlEdge(before, after);
+  }
+
+  /// Orders unit `u` after every conflicting earlier access, then records
+  /// its accesses.
+  void applyEffects(Level &L, NodeId u, const Effects &effects) {
+    for (auto [buf, write] : effects) {
+      Access &a = L.access[buf];
+      order(L, a.lastWriter, u);
+      if (write) {
+        for (NodeId r : a.readers)
+          order(L, r, u);
+        a.lastWriter = u;
+        a.readers.clear();
+      } else {
+        a.readers.push_back(u);
+      }
+      auto [it, inserted] = L.touched.emplace(buf, write);
+      if (!inserted)
+        it->second = it->second || write;
+    }
+  }
+
+  // ---- node creation ------------------------------------------------------
+
+  NodeId addNode(Level &L, const std::string &type, const std::string &name,
+                 const std::vector<Value> &inputs, std::optional<uint32_t> numOutputs) {
+    std::vector<std::optional<OutPort>> ports;
+    for (const Value &v : inputs)
+      ports.push_back(v.port);
+    NodeId id = graph(L).addNode(name, type, std::move(ports), numOutputs);
+    if (L.pendingCtrlFrom != kNoNode) {
+      graph(L).addCtrlEdge(L.pendingCtrlFrom, id);
+      L.pendingCtrlFrom = kNoNode;
+    }
+    return id;
+  }
+
+  const Variable *findVariable(const Level &L, const std::string &name) const {
+    for (const Variable &v : L.variables)
+      if (v.name == name)
+        return &v;
+    return nullptr;
+  }
+
+  /// Creates an ordinary node (anything that does not hold subgraphs), orders
+  /// its accesses, and records its outputs as values. The memory behaviour
+  /// comes from the op library, so attributes set in `attrs` count.
+  NodeId emit(Level &L, const std::string &type, const char *prefix,
+              const std::vector<Value> &inputs, const AttrMap &attrs,
+              std::optional<uint32_t> numOutputs, uint8_t pools) {
+    NodeId id = addNode(L, type, fresh(prefix), inputs, numOutputs);
+    Node &n = graph(L).node(id);
+    for (const auto &[k, v] : attrs)
+      n.attrs[k] = v;
+    Effects e;
+    bool scribbles = isInputMutable(n);
+    for (const Value &v : inputs)
+      addEffect(e, v.bufs, scribbles);
+    for (uint32_t i : refWrittenInputs(n))
+      addEffect(e, inputs[i].bufs, true);
+    std::vector<Value> outs;
+    for (uint32_t k = 0; k < n.numOutputs; ++k) {
+      Value out{{id, k}, {}, pools};
+      if (auto in = aliasedInput(n, k)) {
+        out.bufs = inputs[*in].bufs;
+      } else if (const std::string *var = refVarSrcName(n, k)) {
+        const Variable *v = findVariable(L, *var);
+        out.bufs = {v ? v->buffer : newBuffer(BufKind::Fresh)};
+        addEffect(e, out.bufs, true);
+      } else {
+        out.bufs = {newBuffer(BufKind::Fresh)};
+      }
+      outs.push_back(std::move(out));
+    }
+    applyEffects(L, id, e);
+    if (type != "NetOutput")
+      for (Value &v : outs)
+        L.values.push_back(std::move(v));
+    return id;
+  }
+
+  /// A source node: its output is bound to `buffer`; no access.
+  NodeId emitSource(Level &L, const std::string &type, const char *prefix, uint32_t buffer,
+                    const AttrMap &attrs, uint8_t pools) {
+    NodeId id = addNode(L, type, fresh(prefix), {}, std::nullopt);
+    Node &n = graph(L).node(id);
+    for (const auto &[k, v] : attrs)
+      n.attrs[k] = v;
+    L.values.push_back(Value{{id, 0}, {buffer}, pools});
+    return id;
+  }
+
+  void emitUserInput(Level &L, uint8_t variant) {
+    static const char *const kTypes[] = {"Data", "Data", "Data",     "Data",
+                                         "Data", "AippData", "AnnData", "Data"};
+    const char *type = kTypes[variant % 8];
+    if (variant % 8 == 7) {
+      emitSource(L, type, "mem", newBuffer(BufKind::CallerMemory), {}, poolBit(Pool::Source));
+      return;
+    }
+    emitSource(L, type, "x", newBuffer(BufKind::UserInput),
+               {{"index", AttrValue::ofInt(nextUserIndex_++)}}, poolBit(Pool::Source));
+  }
+
+  void emitVariable(Level &L, uint8_t variant) {
+    static const char *const kTypes[] = {"Variable", "VariableV2", "RefData"};
+    uint32_t buf = newBuffer(BufKind::Variable);
+    NodeId id = emitSource(L, kTypes[variant % 3], "var", buf, {}, poolBit(Pool::Source));
+    L.variables.push_back({graph(L).node(id).name, buf});
+  }
+
+  /// Some value of the level, creating a source when there is none.
+  Value anyValue(Level &L) {
+    if (L.values.empty()) {
+      if (L.depth == 0)
+        emitUserInput(L, 0);
+      else
+        emitSource(L, "Const", "c", newBuffer(BufKind::Weight), {}, poolBit(Pool::Source));
+    }
+    return L.values.back();
+  }
+
+  // ---- steps --------------------------------------------------------------
+
+  void runSteps(Level &L, const std::vector<Step> &steps) {
+    for (const Step &s : steps)
+      runStep(L, s);
+  }
+
+  void runStep(Level &L, const Step &s) {
+    bool always = false;
+    SwarmBit family = familyOf(s.kind, always);
+    if (!always && !on(family))
+      return;
+    bool holder = s.kind == StepKind::Call || s.kind == StepKind::If ||
+                  s.kind == StepKind::Case || s.kind == StepKind::While;
+    if (holder && L.depth + 1 >= kMaxBuildDepth)
+      return stepCompute(L, s);
+    switch (s.kind) {
+    case StepKind::Compute:
+      return stepCompute(L, s);
+    case StepKind::UserInput:
+      return stepUserInput(L, s);
+    case StepKind::Variable:
+      return emitVariable(L, s.variant);
+    case StepKind::Weight: {
+      static const char *const kTypes[] = {"Const", "Constant", "ConstPlaceHolder",
+                                           "FileConstant"};
+      AttrMap attrs;
+      if (s.variant % 4 == 3)
+        attrs["file_path"] = AttrValue::ofString("weights/w" + std::to_string(counter_) + ".bin");
+      emitSource(L, kTypes[s.variant % 4], "w", newBuffer(BufKind::Weight), attrs,
+                 poolBit(Pool::Source));
+      return;
+    }
+    case StepKind::RefVarSource:
+      return stepRefVarSource(L, s);
+    case StepKind::TensorMove:
+      return stepTensorMove(L, s);
+    case StepKind::TensorMoveChain: {
+      Value v = pick(L, refAt(s, 0)).value_or(anyValue(L));
+      unsigned length = 2 + s.variant % 2;
+      for (unsigned i = 0; i < length; ++i) {
+        emit(L, "TensorMove", "tm", {v}, {}, std::nullopt, poolBit(Pool::TensorMove));
+        v = L.values.back();
+      }
+      return;
+    }
+    case StepKind::View:
+      return stepView(L, s);
+    case StepKind::MultiAliasRefOp:
+      return stepMultiAlias(L, s);
+    case StepKind::RefWrite:
+      return stepRefWrite(L, s);
+    case StepKind::ScopeWrite:
+      return stepScopeWrite(L, s);
+    case StepKind::Continuous: {
+      std::vector<Value> ins = pickAll(L, s.refs, 0, kMaxRefs);
+      while (ins.size() < 2)
+        ins.push_back(anyValue(L));
+      AttrMap attrs;
+      attrs[s.variant % 2 ? "_no_padding_continuous_input" : "continuous_input"] =
+          AttrValue::ofBool(true);
+      emit(L, "ConcatD", "concat", ins, attrs, std::nullopt, 0);
+      return;
+    }
+    case StepKind::Call:
+      return stepCall(L, s);
+    case StepKind::If:
+    case StepKind::Case:
+      return stepBranch(L, s);
+    case StepKind::While:
+      return stepWhile(L, s);
+    case StepKind::CtrlEdge: {
+      auto a = pick(L, refAt(s, 0));
+      auto b = pick(L, refAt(s, 1));
+      if (!a || !b || a->port.node == b->port.node)
+        return;
+      graph(L).addCtrlEdge(std::min(a->port.node, b->port.node),
+                           std::max(a->port.node, b->port.node));
+      return;
+    }
+    }
+  }
+
+  void stepCompute(Level &L, const Step &s) {
+    static const char *const kTypes[] = {"ReLU", "Add", "Mul", "Cast", "TransData", "Sub"};
+    std::vector<Value> ins = pickAll(L, s.refs, 0, kMaxRefs);
+    std::optional<uint32_t> outs;
+    if (s.flags % 4 == 3)
+      outs = 2;
+    emit(L, kTypes[s.variant % 6], "op", ins, {}, outs, 0);
+  }
+
+  void stepUserInput(Level &L, const Step &s) {
+    if (L.depth == 0)
+      return emitUserInput(L, s.variant);
+    // In a subgraph: bring a parent input to the front of the value list.
+    if (L.parentInputs.empty())
+      return;
+    L.values.push_back(L.parentInputs[s.variant % L.parentInputs.size()]);
+  }
+
+  void stepRefVarSource(Level &L, const Step &s) {
+    if (L.variables.empty())
+      emitVariable(L, s.variant / 4);
+    const Variable var = L.variables[L.variables.size() - 1 - s.flags / 4 % L.variables.size()];
+    static const char *const kTypes[] = {"ReadVariableOp", "RefIdentity", "VarHandleRead"};
+    std::vector<Value> ins;
+    if (s.flags & 1)
+      if (auto v = pick(L, refAt(s, 0)))
+        ins.push_back(*v);
+    AttrMap attrs;
+    attrs[(s.flags & 2) ? "ref_var_src_var_name" : "out0.ref_var_src_var_name"] =
+        AttrValue::ofString(var.name);
+    emit(L, kTypes[s.variant % 3], "rv", ins, attrs, std::nullopt, poolBit(Pool::Source));
+  }
+
+  void stepTensorMove(Level &L, const Step &s) {
+    Value in = pick(L, refAt(s, 0)).value_or(anyValue(L));
+    const char *type = s.variant % 10 == 8 ? "MemcpyAsync" : s.variant % 10 == 9 ? "Identity"
+                                                                                  : "TensorMove";
+    AttrMap attrs;
+    if (on(SwarmBit::Reserved)) {
+      switch (s.flags % 8) {
+      case 1:
+        attrs["_cannot_be_deleted"] = AttrValue::ofBool(true);
+        break;
+      case 2:
+        attrs["no_need_constant_folding"] = AttrValue::ofBool(true);
+        break;
+      case 3:
+        attrs["_cannot_be_deleted"] = AttrValue::ofBool(false);
+        break;
+      case 4:
+        attrs["no_need_constant_folding"] = AttrValue::ofBool(false);
+        break;
+      default:
+        break;
+      }
+    }
+    NodeId tm = emit(L, type, "tm", {in}, attrs, std::nullopt, poolBit(Pool::TensorMove));
+    if (on(SwarmBit::CtrlEdges)) {
+      if (s.flags & 8)
+        if (auto from = pick(L, refAt(s, 1)); from && from->port.node != tm)
+          graph(L).addCtrlEdge(from->port.node, tm);
+      if (s.flags & 16)
+        L.pendingCtrlFrom = tm;
+    }
+  }
+
+  void stepView(Level &L, const Step &s) {
+    Value in = pick(L, refAt(s, 0)).value_or(anyValue(L));
+    uint8_t alias = poolBit(Pool::Alias);
+    switch (s.variant % 3) {
+    case 0: {
+      std::vector<Value> ins{in};
+      if (s.flags & 1)
+        if (auto shape = pick(L, refAt(s, 1)))
+          ins.push_back(*shape);
+      emit(L, "Reshape", "view", ins, {}, std::nullopt, alias);
+      return;
+    }
+    case 1:
+      emit(L, "ExpandDims", "view", {in}, {{"out0.reuse_input", AttrValue::ofBool(true)}},
+           std::nullopt, alias);
+      return;
+    default: {
+      Value other = pick(L, refAt(s, 1)).value_or(in);
+      emit(L, "Squeeze", "view", {other, in},
+           {{"out0.reuse_input", AttrValue::ofBool(true)},
+            {"out0.reuse_input_index", AttrValue::ofInt(1)}},
+           std::nullopt, alias);
+      return;
+    }
+    }
+  }
+
+  void stepMultiAlias(Level &L, const Step &s) {
+    uint8_t alias = poolBit(Pool::Alias);
+    if (s.variant % 2 == 0) {
+      Value in = pick(L, refAt(s, 0)).value_or(anyValue(L));
+      emit(L, "SplitView", "split", {in},
+           {{"out0.reuse_input", AttrValue::ofBool(true)},
+            {"out1.reuse_input", AttrValue::ofBool(true)}},
+           2, alias);
+      return;
+    }
+    // One output written in place, the other a view of the same input.
+    auto target = pickWritable(L, refAt(s, 0));
+    if (!target)
+      return stepCompute(L, s);
+    emit(L, "UpdateAndView", "split", {*target},
+         {{"out0.ref_input", AttrValue::ofInt(0)}, {"out1.reuse_input", AttrValue::ofBool(true)}},
+         2, alias);
+  }
+
+  void stepRefWrite(Level &L, const Step &s) {
+    auto target = pickWritable(L, refAt(s, 0));
+    if (!target)
+      return stepCompute(L, s);
+    std::optional<Value> value;
+    if (s.refs.size() > 1)
+      value = pick(L, s.refs[1]);
+    std::vector<Value> ins{*target};
+    unsigned v = s.variant % 8;
+    if (v == 4 || v == 5 || v == 6) // Scatter*: target, indices, updates
+      ins.push_back(value.value_or(*target));
+    if (value)
+      ins.push_back(*value);
+    static const char *const kTypes[] = {"Assign",          "Assign",        "AssignAdd",
+                                         "AssignSub",       "ScatterUpdate", "ScatterNdUpdate",
+                                         "ScatterAdd",      "InplaceUpdate"};
+    AttrMap attrs;
+    if (v == 7)
+      attrs["out0.ref_input"] = AttrValue::ofInt(0);
+    emit(L, kTypes[v], "wr", ins, attrs, std::nullopt, poolBit(Pool::Alias));
+  }
+
+  void stepScopeWrite(Level &L, const Step &s) {
+    std::vector<Value> ins;
+    for (size_t i = 0; i < std::max<size_t>(1, std::min<size_t>(s.refs.size(), 2)); ++i)
+      if (auto t = pickWritable(L, refAt(s, i)))
+        ins.push_back(*t);
+    if (ins.empty())
+      return stepCompute(L, s);
+    static const char *const kTypes[] = {"HcomAllReduce", "HcomBroadcast", "HcomReduceScatter",
+                                         "InplaceScribble", "HcomAllReduce"};
+    unsigned v = s.variant % 5;
+    AttrMap attrs;
+    if (v == 3)
+      attrs["_input_mutable"] = AttrValue::ofBool(true);
+    if (v == 4) // the attribute overrides the built-in behaviour: a plain reader
+      attrs["_input_mutable"] = AttrValue::ofBool(false);
+    emit(L, kTypes[v], "hcom", ins, attrs, std::nullopt, 0);
+  }
+
+  // ---- nodes holding subgraphs --------------------------------------------
+
+  SubgraphResult buildSubgraph(const Level &parent, NodeId holder, const std::string &name,
+                               const Body &body, const std::vector<Value> &parentInputs,
+                               size_t numResults, bool mapResults) {
+    GraphId g = m_.addGraph(name);
+    m_.attachSubgraph(parent.graph, holder, g);
+    Level L;
+    L.graph = g;
+    L.depth = parent.depth + 1;
+    L.variables = parent.variables;
+    for (size_t p = 0; p < parentInputs.size(); ++p) {
+      NodeId d = addNode(L, "Data", fresh("arg"), {}, std::nullopt);
+      graph(L).node(d).attrs["_parent_node_index"] = AttrValue::ofInt(static_cast<int64_t>(p));
+      Value v{{d, 0}, parentInputs[p].bufs,
+              static_cast<uint8_t>(parentInputs[p].pools | poolBit(Pool::Source))};
+      L.values.push_back(v);
+      L.parentInputs.push_back(v);
+    }
+    runSteps(L, body.steps);
+    std::vector<Value> results;
+    for (size_t k = 0; k < numResults; ++k) {
+      Ref ref = k < body.outputs.size() ? body.outputs[k] : Ref{Pool::Any, static_cast<uint8_t>(k)};
+      auto v = pick(L, ref);
+      results.push_back(v ? *v : anyValue(L));
+    }
+    AttrMap attrs;
+    if (mapResults)
+      for (size_t k = 0; k < numResults; ++k)
+        attrs[Node::portKey(false, static_cast<uint32_t>(k), "_parent_node_index")] =
+            AttrValue::ofInt(static_cast<int64_t>(k));
+    emit(L, "NetOutput", "ret", results, attrs, std::nullopt, 0);
+    SubgraphResult r;
+    for (const Value &v : results)
+      r.results.push_back(v.bufs);
+    r.touched = std::move(L.touched);
+    return r;
+  }
+
+  static const Body &bodyAt(const Step &s, size_t i) {
+    static const Body kEmpty;
+    return i < s.bodies.size() ? s.bodies[i] : kEmpty;
+  }
+
+  /// Orders the holder against everything it (and its subgraphs) touch and
+  /// records its outputs.
+  void finishHolder(Level &L, NodeId h, const std::vector<Value> &inputs, Effects effects,
+                    bool writesInputs, const std::vector<BufSet> &outputBufs) {
+    for (const Value &v : inputs)
+      addEffect(effects, v.bufs, writesInputs);
+    applyEffects(L, h, effects);
+    for (size_t k = 0; k < outputBufs.size(); ++k)
+      L.values.push_back(
+          Value{{h, static_cast<uint32_t>(k)}, outputBufs[k], poolBit(Pool::Holder)});
+  }
+
+  void stepCall(Level &L, const Step &s) {
+    std::vector<Value> ins = pickAll(L, s.refs, 0, kMaxRefs);
+    const char *type = s.variant % 4 == 3 ? "StatefulPartitionedCall" : "PartitionedCall";
+    const Body &body = bodyAt(s, 0);
+    size_t numResults = std::clamp<size_t>(body.outputs.size(), 1, 3);
+    std::string name = fresh("pc");
+    NodeId h = addNode(L, type, name, ins, static_cast<uint32_t>(numResults));
+    auto r = buildSubgraph(L, h, name + "_body", body, ins, numResults, true);
+    finishHolder(L, h, ins, std::move(r.touched), false, r.results);
+  }
+
+  void stepBranch(Level &L, const Step &s) {
+    bool isIf = s.kind == StepKind::If;
+    std::vector<Value> ins{pick(L, refAt(s, 0)).value_or(anyValue(L))};
+    for (Value &v : pickAll(L, s.refs, 1, 2))
+      ins.push_back(std::move(v));
+    unsigned v = s.variant % 6;
+    const char *type = isIf ? (v == 4 ? "StatelessIf" : v == 5 ? "_If" : "If")
+                            : (v >= 4 ? "StatelessCase" : "Case");
+    size_t numBranches = isIf ? 2 : std::clamp<size_t>(s.bodies.size(), 2, 3);
+    size_t numResults = std::clamp<size_t>(bodyAt(s, 0).outputs.size(), 1, 3);
+    std::string name = fresh(isIf ? "if" : "case");
+    NodeId h = addNode(L, type, name, ins, static_cast<uint32_t>(numResults));
+    Effects touched;
+    std::vector<BufSet> outs(numResults);
+    for (size_t b = 0; b < numBranches; ++b) {
+      std::string sub = name + (isIf ? (b == 0 ? "_then" : "_else") : "_branch" + std::to_string(b));
+      auto r = buildSubgraph(L, h, sub, bodyAt(s, b), ins, numResults, true);
+      for (auto [buf, write] : r.touched)
+        addEffect(touched, {buf}, write);
+      for (size_t k = 0; k < numResults; ++k)
+        outs[k] = unite(outs[k], r.results[k]);
+    }
+    finishHolder(L, h, ins, std::move(touched), false, outs);
+  }
+
+  void stepWhile(Level &L, const Step &s) {
+    // Loop variables are written in place: distinct buffers, none a weight.
+    std::vector<Value> vars;
+    BufSet taken;
+    for (size_t i = 0; i < std::max<size_t>(1, std::min(s.refs.size(), kMaxRefs)); ++i)
+      if (auto v = pickWritable(L, refAt(s, i), taken)) {
+        taken = unite(taken, v->bufs);
+        vars.push_back(*v);
+      }
+    if (vars.empty()) {
+      emit(L, "ReLU", "op", {}, {}, std::nullopt, 0);
+      vars.push_back(L.values.back());
+    }
+    unsigned v = s.variant % 6;
+    const char *type = v == 4 ? "StatelessWhile" : v == 5 ? "_While" : "While";
+    std::string name = fresh("while");
+    NodeId h = addNode(L, type, name, vars, std::nullopt);
+    if (s.flags % 4)
+      graph(L).node(h).attrs["max_iterations"] = AttrValue::ofInt(s.flags % 4);
+    auto cond = buildSubgraph(L, h, name + "_cond", bodyAt(s, 0), vars, 1, false);
+    auto body = buildSubgraph(L, h, name + "_body", bodyAt(s, 1), vars, vars.size(), true);
+    Effects touched = std::move(cond.touched);
+    for (auto [buf, write] : body.touched)
+      addEffect(touched, {buf}, write);
+    std::vector<BufSet> outs;
+    for (const Value &var : vars)
+      outs.push_back(var.bufs);
+    finishHolder(L, h, vars, std::move(touched), true, outs);
+  }
+
+  // ---- options ------------------------------------------------------------
+
+  void buildOptions(size_t numGraphOutputs) {
+    if (!on(SwarmBit::Options))
+      return;
+    auto numInputs = static_cast<unsigned>(nextUserIndex_);
+    auto numOutputs = static_cast<unsigned>(numGraphOutputs);
+    auto index = [](unsigned raw, unsigned count, OptionMode mode) {
+      if (mode == OptionMode::Matching && count > 0)
+        return raw % count;
+      return count + raw % 3; // out of range
+    };
+    const OptionRecipe &out = recipe_.outputReuse;
+    if (out.mode != OptionMode::Absent) {
+      std::string text;
+      if (out.mode == OptionMode::Malformed) {
+        static const char *const kBad[] = {"0,x", "0;0", "-1,0", "0,0|", "0 0", "0,0,0", "1|2",
+                                           "a", "0,,1", "99999999999999999999999,0"};
+        text = kBad[out.malformedVariant % 10];
+      } else {
+        const char *sep = out.malformedVariant % 2 ? " | " : "|";
+        const char *comma = out.malformedVariant % 3 == 2 ? " , " : ",";
+        for (size_t i = 0; i < std::max<size_t>(1, out.pairs.size()); ++i) {
+          auto [j, k] = i < out.pairs.size() ? out.pairs[i] : std::pair<uint8_t, uint8_t>{0, 0};
+          if (i)
+            text += sep;
+          text += std::to_string(index(j, numOutputs, out.mode)) + comma +
+                  std::to_string(index(k, numInputs, out.mode));
+        }
+      }
+      m_.options["ge.exec.outputReuseInputMemIndexes"] = text;
+    }
+    const OptionRecipe &in = recipe_.inputReuse;
+    if (in.mode != OptionMode::Absent) {
+      std::string text;
+      if (in.mode == OptionMode::Malformed) {
+        static const char *const kBad[] = {"x", "0,", ",0", "0|1", "-1", "0;1", "1.5", "0 1"};
+        text = kBad[in.malformedVariant % 8];
+      } else {
+        const char *comma = in.malformedVariant % 2 ? " , " : ",";
+        for (size_t i = 0; i < std::max<size_t>(1, in.pairs.size()); ++i) {
+          uint8_t k = i < in.pairs.size() ? in.pairs[i].first : 0;
+          if (i)
+            text += comma;
+          text += std::to_string(index(k, numInputs, in.mode));
+        }
+      }
+      m_.options["ge.exec.inputReuseMemIndexes"] = text;
+    }
+  }
+};
+
+size_t countBody(const Body &b) {
+  size_t n = 0;
+  for (const Step &s : b.steps) {
+    ++n;
+    for (const Body &inner : s.bodies)
+      n += countBody(inner);
+  }
+  return n;
+}
+
+} // namespace
+
+Module buildModule(const Recipe &recipe) { return Builder(recipe).build(); }
+
+const char *stepKindName(StepKind k) {
+  static const char *const kNames[] = {
+      "compute", "user-input", "variable", "weight", "ref-var-source", "tensor-move",
+      "tensor-move-chain", "view", "multi-alias-ref-op", "ref-write", "scope-write",
+      "continuous", "call", "if", "case", "while", "ctrl-edge"};
+  auto i = static_cast<unsigned>(k);
+  return i < kNumStepKinds ? kNames[i] : "unknown";
+}
+
+size_t countSteps(const Recipe &r) { return countBody(r.root); }
+
+void showValue(const Recipe &r, std::ostream &os) {
+  os << "\n" << printModule(buildModule(r));
+}
+
+} // namespace graphvet::props

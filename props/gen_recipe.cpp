@@ -1,0 +1,287 @@
+// Recipe generators. Choices are small integers that shrink towards 0, and
+// every weighted choice lists its simplest option first, so shrinking moves
+// towards fewer steps, plainer ops and nearer references.
+#include "props/gen_recipe.h"
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+namespace graphvet::props {
+namespace {
+
+/// A vector of `minLen..maxLen` elements that shrinks by removing chunks of
+/// elements (down to empty), then by shrinking each element.
+/// A vector of shrinkables that shrinks by removing chunks of elements (down
+/// to empty), then by shrinking each element.
+template <typename T> rc::Shrinkable<std::vector<T>> shrinkElements(std::vector<rc::Shrinkable<T>> elems) {
+  using Elems = std::vector<rc::Shrinkable<T>>;
+  return rc::shrinkable::map(
+      rc::shrinkable::shrinkRecur(std::move(elems),
+                                  [](const Elems &es) {
+                                    return rc::seq::concat(
+                                        rc::shrink::removeChunks(es),
+                                        rc::shrink::eachElement(es, [](const rc::Shrinkable<T> &s) {
+                                          return s.shrinks();
+                                        }));
+                                  }),
+      [](const Elems &es) {
+        std::vector<T> out;
+        out.reserve(es.size());
+        for (const auto &s : es)
+          out.push_back(s.value());
+        return out;
+      });
+}
+
+/// A uniform integer in [0, bound) whatever the size; shrinks towards 0.
+/// (rc::gen::inRange narrows its range at small sizes, which would make the
+/// first cases of a property all alike.)
+template <typename T> rc::Gen<T> genBelow(T bound) {
+  return rc::Gen<T>([bound](const rc::Random &random, int) {
+    T value = static_cast<T>(rc::Random(random).next() % std::max<uint64_t>(1, bound));
+    return rc::shrinkable::shrinkRecur(value, [](T x) { return rc::shrink::towards<T>(x, 0); });
+  });
+}
+
+/// `minLen..maxLen` elements (the upper end scaled down at small sizes).
+template <typename T>
+rc::Gen<std::vector<T>> genVector(rc::Gen<T> elem, size_t minLen, size_t maxLen) {
+  return rc::Gen<std::vector<T>>([=](const rc::Random &random, int size) {
+    rc::Random r(random);
+    size_t scaledMax =
+        minLen + (maxLen - minLen) * static_cast<size_t>(std::clamp(size, 0, 100)) / 100;
+    size_t n = minLen + static_cast<size_t>(r.split().next() % (scaledMax - minLen + 1));
+    std::vector<rc::Shrinkable<T>> elems;
+    elems.reserve(n);
+    for (size_t i = 0; i < n; ++i)
+      elems.push_back(elem(r.split(), size));
+    return shrinkElements<T>(std::move(elems));
+  });
+}
+
+/// One of `choices` with the given weights; shrinks towards the first.
+template <typename T> rc::Gen<T> weighted(std::vector<std::pair<unsigned, T>> choices) {
+  unsigned total = 0;
+  for (const auto &c : choices)
+    total += c.first;
+  return rc::gen::map(genBelow<unsigned>(total), [choices](unsigned x) {
+    for (const auto &[w, v] : choices) {
+      if (x < w)
+        return v;
+      x -= w;
+    }
+    return choices.back().second;
+  });
+}
+
+rc::Gen<uint8_t> genSmall(unsigned bound) { return genBelow<uint8_t>(static_cast<uint8_t>(bound)); }
+
+bool enabled(uint32_t swarm, SwarmBit b) { return (swarm & static_cast<uint32_t>(b)) != 0; }
+
+unsigned maxStepsAt(const GenOptions &opts, unsigned depth) {
+  if (depth == 0)
+    return std::max(opts.minSteps, opts.maxSteps);
+  if (depth == 1)
+    return opts.maxBodySteps;
+  if (depth == 2)
+    return std::max(1u, opts.maxBodySteps / 2);
+  return 2;
+}
+
+/// Flags of a TensorMove step: mostly plain, sometimes a reserved attribute
+/// (values 1-4), a control edge in (8) or out (16).
+rc::Gen<uint8_t> genTensorMoveFlags() {
+  return rc::gen::apply(
+      [](uint8_t reserved, bool ctrlIn, bool ctrlOut) {
+        return static_cast<uint8_t>(reserved | (ctrlIn ? 8 : 0) | (ctrlOut ? 16 : 0));
+      },
+      weighted<uint8_t>({{80, 0}, {5, 1}, {5, 2}, {5, 3}, {5, 4}}),
+      weighted<bool>({{80, false}, {20, true}}), weighted<bool>({{85, false}, {15, true}}));
+}
+
+} // namespace
+
+rc::Gen<Ref> genRef(Pool preferred, unsigned percent) {
+  auto pool = rc::gen::map(genBelow<unsigned>(100), [preferred, percent](unsigned x) {
+    if (x < percent)
+      return preferred;
+    x = (x - percent) * 100 / std::max(1u, 100 - percent);
+    if (x < 60)
+      return Pool::Any;
+    if (x < 75)
+      return Pool::Source;
+    if (x < 85)
+      return Pool::TensorMove;
+    if (x < 95)
+      return Pool::Holder;
+    return Pool::Alias;
+  });
+  auto back = weighted<uint8_t>({{40, 0}, {25, 1}, {15, 2}, {10, 3}, {10, 4}});
+  return rc::gen::apply([](Pool p, uint8_t b) { return Ref{p, b}; }, pool, back);
+}
+
+rc::Gen<std::vector<Ref>> genRefsFor(StepKind kind) {
+  using V = std::vector<Ref>;
+  auto fixed = [](std::vector<rc::Gen<Ref>> gens) {
+    // A fixed list of differently distributed references, shrinking by
+    // removal (the builder defaults missing references).
+    return rc::Gen<V>([gens](const rc::Random &random, int size) {
+      rc::Random r(random);
+      using Elems = std::vector<rc::Shrinkable<Ref>>;
+      Elems elems;
+      for (const auto &g : gens)
+        elems.push_back(g(r.split(), size));
+      return shrinkElements<Ref>(std::move(elems));
+    });
+  };
+  switch (kind) {
+  case StepKind::Compute:
+    return genVector(genRef(Pool::TensorMove, 30), 0, 3);
+  case StepKind::UserInput:
+  case StepKind::Variable:
+  case StepKind::Weight:
+    return rc::gen::just(V{});
+  case StepKind::RefVarSource:
+    return fixed({genRef(Pool::Any, 0)});
+  case StepKind::TensorMove:
+    return fixed({genRef(Pool::Source, 50), genRef(Pool::Any, 0)});
+  case StepKind::TensorMoveChain:
+    return fixed({genRef(Pool::Source, 40)});
+  case StepKind::View:
+    return fixed({genRef(Pool::Source, 30), genRef(Pool::Any, 0)});
+  case StepKind::MultiAliasRefOp:
+    return fixed({genRef(Pool::Source, 30)});
+  case StepKind::RefWrite:
+    return fixed({genRef(Pool::TensorMove, 55), genRef(Pool::Any, 0)});
+  case StepKind::ScopeWrite:
+    return genVector(genRef(Pool::TensorMove, 50), 1, 2);
+  case StepKind::Continuous:
+    return genVector(genRef(Pool::TensorMove, 40), 2, 3);
+  case StepKind::Call:
+    return genVector(genRef(Pool::TensorMove, 40), 0, 3);
+  case StepKind::If:
+  case StepKind::Case:
+    return genVector(genRef(Pool::TensorMove, 40), 1, 3);
+  case StepKind::While:
+    return genVector(genRef(Pool::TensorMove, 40), 1, 3);
+  case StepKind::CtrlEdge:
+    return fixed({genRef(Pool::TensorMove, 60), genRef(Pool::Any, 0)});
+  }
+  return rc::gen::just(V{});
+}
+
+rc::Gen<StepKind> genStepKind(const GenOptions &opts, uint32_t swarm, unsigned depth) {
+  std::vector<std::pair<unsigned, StepKind>> w;
+  auto add = [&](unsigned weight, StepKind k, bool on) {
+    if (on && weight > 0)
+      w.emplace_back(weight, k);
+  };
+  bool nest = depth < opts.maxDepth;
+  add(10, StepKind::Compute, true);
+  add(depth == 0 ? 8 : 5, StepKind::UserInput, true);
+  add(depth == 0 ? 6 : 2, StepKind::Variable, enabled(swarm, SwarmBit::Variables));
+  add(depth == 0 ? 6 : 2, StepKind::Weight, enabled(swarm, SwarmBit::Weights));
+  add(3, StepKind::RefVarSource, enabled(swarm, SwarmBit::Variables));
+  add(22, StepKind::TensorMove, true);
+  add(4, StepKind::TensorMoveChain, enabled(swarm, SwarmBit::TensorMoveChains));
+  add(5, StepKind::View, enabled(swarm, SwarmBit::Views));
+  add(3, StepKind::MultiAliasRefOp, enabled(swarm, SwarmBit::Views));
+  add(8, StepKind::RefWrite, enabled(swarm, SwarmBit::Writers));
+  add(4, StepKind::ScopeWrite, enabled(swarm, SwarmBit::Writers));
+  add(3, StepKind::Continuous, enabled(swarm, SwarmBit::Layout));
+  add(depth == 0 ? 6 : depth == 1 ? 7 : 4, StepKind::Call,
+      nest && enabled(swarm, SwarmBit::Subgraphs));
+  add(depth == 0 ? 3 : 1, StepKind::If, nest && enabled(swarm, SwarmBit::ControlFlow));
+  add(depth == 0 ? 2 : 1, StepKind::Case, nest && enabled(swarm, SwarmBit::ControlFlow));
+  add(depth == 0 ? 3 : 1, StepKind::While, nest && enabled(swarm, SwarmBit::ControlFlow));
+  add(4, StepKind::CtrlEdge, enabled(swarm, SwarmBit::CtrlEdges));
+  return weighted(std::move(w));
+}
+
+rc::Gen<Step> genStepOfKind(const GenOptions &opts, uint32_t swarm, unsigned depth, StepKind k) {
+  rc::Gen<std::vector<Body>> bodies = rc::gen::just(std::vector<Body>{});
+  auto body = [&] { return genBody(opts, swarm, depth + 1); };
+  switch (k) {
+  case StepKind::Call:
+    bodies = genVector(body(), 1, 1);
+    break;
+  case StepKind::If:
+  case StepKind::While:
+    bodies = genVector(body(), 2, 2);
+    break;
+  case StepKind::Case:
+    bodies = genVector(body(), 2, 3);
+    break;
+  default:
+    break;
+  }
+  rc::Gen<uint8_t> flags =
+      k == StepKind::TensorMove ? genTensorMoveFlags() : genBelow<uint8_t>(255);
+  return rc::gen::apply(
+      [k](uint8_t variant, uint8_t f, std::vector<Ref> refs, std::vector<Body> bs) {
+        return Step{k, variant, f, std::move(refs), std::move(bs)};
+      },
+      genBelow<uint8_t>(255), flags, genRefsFor(k), bodies);
+}
+
+rc::Gen<Step> genStep(const GenOptions &opts, uint32_t swarm, unsigned depth) {
+  return rc::gen::mapcat(genStepKind(opts, swarm, depth), [opts, swarm, depth](StepKind k) {
+    return genStepOfKind(opts, swarm, depth, k);
+  });
+}
+
+rc::Gen<Body> genBody(const GenOptions &opts, uint32_t swarm, unsigned depth) {
+  unsigned lo = depth == 0 ? opts.minSteps : 0;
+  unsigned hi = std::max(lo, maxStepsAt(opts, depth));
+  return rc::gen::apply(
+      [](std::vector<Step> steps, std::vector<Ref> outs) {
+        return Body{std::move(steps), std::move(outs)};
+      },
+      genVector(genStep(opts, swarm, depth), lo, hi),
+      genVector(genRef(Pool::TensorMove, 40), 1, depth == 0 ? 4 : 3));
+}
+
+rc::Gen<OptionRecipe> genOption() {
+  auto pair = rc::gen::apply([](uint8_t a, uint8_t b) { return std::pair<uint8_t, uint8_t>{a, b}; },
+                             genSmall(5), genSmall(5));
+  return rc::gen::apply(
+      [](OptionMode mode, std::vector<std::pair<uint8_t, uint8_t>> pairs, uint8_t bad) {
+        return OptionRecipe{mode, std::move(pairs), bad};
+      },
+      weighted<OptionMode>({{40, OptionMode::Absent},
+                            {30, OptionMode::Matching},
+                            {15, OptionMode::NonMatching},
+                            {15, OptionMode::Malformed}}),
+      genVector(pair, 1, 2), genSmall(20));
+}
+
+rc::Gen<uint32_t> genSwarm(const GenOptions &opts) {
+  uint32_t families = opts.families & kAllSwarmBits;
+  if (!opts.swarm)
+    return rc::gen::just(families);
+  auto bits = rc::Gen<uint64_t>([](const rc::Random &random, int) {
+    return rc::shrinkable::just(rc::Random(random).next());
+  });
+  return rc::gen::map(bits, [families](uint64_t bits) {
+    // Each family stays on with probability 3/4 (two random bits per family).
+    uint32_t mask = 0;
+    for (unsigned i = 0; i < 11; ++i)
+      if (((bits >> (2 * i)) & 3) != 0)
+        mask |= 1u << i;
+    return mask & families;
+  });
+}
+
+rc::Gen<Recipe> genRecipe(const GenOptions &opts) {
+  // The mask does not shrink: shrinking it would regenerate every step.
+  return rc::gen::mapcat(rc::gen::noShrink(genSwarm(opts)), [opts](uint32_t swarm) {
+    return rc::gen::apply(
+        [swarm](Body root, OptionRecipe out, OptionRecipe in) {
+          return Recipe{swarm, std::move(root), std::move(out), std::move(in)};
+        },
+        genBody(opts, swarm, 0), genOption(), genOption());
+  });
+}
+
+} // namespace graphvet::props

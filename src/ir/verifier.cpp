@@ -1,0 +1,647 @@
+// The structural verifier. It trusts nothing about the module: it works on
+// parsed modules, on modules built by generators (no source locations) and on
+// modules rewritten by passes (tombstoned nodes, removed graphs, possibly
+// broken bookkeeping), and never indexes out of range on a malformed one.
+// Checks run in a fixed order (graphs by id, nodes by id), so the diagnostics
+// are deterministic.
+#include "ir/verifier.h"
+
+#include "ir/op_library.h"
+#include "ir/parser.h"
+#include "ir/printer.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <tuple>
+
+namespace graphvet {
+namespace {
+
+std::string plural(uint64_t n, const char *word) {
+  return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s");
+}
+
+bool isIdentifier(const std::string &s) {
+  if (s.empty())
+    return false;
+  auto start = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };
+  if (!start(s[0]))
+    return false;
+  return std::all_of(s.begin() + 1, s.end(),
+                     [&](char c) { return start(c) || (c >= '0' && c <= '9'); });
+}
+
+/// key := ident ('.' ident)*
+bool isValidKey(const std::string &key) {
+  size_t start = 0;
+  while (true) {
+    size_t dot = key.find('.', start);
+    if (!isIdentifier(key.substr(start, dot == std::string::npos ? dot : dot - start)))
+      return false;
+    if (dot == std::string::npos)
+      return true;
+    start = dot + 1;
+  }
+}
+
+/// Values that print as text which parses back to themselves.
+bool isPrintableValue(const AttrValue &v, int depth) {
+  if (v.isIdent())
+    return isIdentifier(v.asIdent()) && v.asIdent() != "true" && v.asIdent() != "false";
+  if (v.isList()) {
+    if (depth > kMaxListDepth)
+      return false;
+    for (const AttrValue &e : v.asList())
+      if (!isPrintableValue(e, depth + 1))
+        return false;
+  }
+  return true;
+}
+
+/// A port attribute key `in<k>.<attr>` / `out<k>.<attr>`, split.
+struct PortKey {
+  bool output;
+  uint64_t index;
+  bool canonical; ///< digits without leading zeros
+};
+
+std::optional<PortKey> parsePortKey(const std::string &key) {
+  size_t digits;
+  bool output;
+  if (key.rfind("out", 0) == 0) {
+    output = true;
+    digits = 3;
+  } else if (key.rfind("in", 0) == 0) {
+    output = false;
+    digits = 2;
+  } else {
+    return std::nullopt;
+  }
+  size_t end = digits;
+  while (end < key.size() && key[end] >= '0' && key[end] <= '9')
+    ++end;
+  if (end == digits || end >= key.size() || key[end] != '.')
+    return std::nullopt;
+  PortKey pk{output, 0, !(key[digits] == '0' && end - digits > 1)};
+  for (size_t i = digits; i < end; ++i) {
+    pk.index = pk.index * 10 + static_cast<uint64_t>(key[i] - '0');
+    if (pk.index > UINT32_MAX) {
+      pk.index = UINT64_MAX;
+      break;
+    }
+  }
+  return pk;
+}
+
+std::string indexList(const std::set<int64_t> &s) {
+  std::string out = "[";
+  bool first = true;
+  for (int64_t v : s) {
+    out += fmt::format("{}{}", first ? "" : ", ", v);
+    first = false;
+  }
+  return out + "]";
+}
+
+class Verifier {
+public:
+  explicit Verifier(const Module &m) : m_(m) {}
+
+  Diagnostics run() {
+    if (m_.numGraphs() == 0) {
+      diags_.push_back({SourceLoc{}, "module has no graphs"});
+      return std::move(diags_);
+    }
+    if (!m_.root().alive)
+      diags_.push_back({SourceLoc{}, "the root graph is removed"});
+    checkOptions();
+    checkGraphNames();
+    computeOwners();
+    for (GraphId g = 0; g < m_.numGraphs(); ++g)
+      if (m_.graph(g).alive)
+        checkGraph(m_.graph(g));
+    return std::move(diags_);
+  }
+
+private:
+  struct Owner {
+    GraphId graph = kNoGraph;
+    NodeId node = kNoNode;
+  };
+
+  void report(const Graph *g, SourceLoc loc, std::string msg) {
+    // Without a location the graph name is the only clue where to look.
+    if (loc.line == 0 && g)
+      msg = fmt::format("graph '{}': {}", g->name, msg);
+    diags_.push_back({loc, std::move(msg)});
+  }
+
+  void checkOptions() {
+    for (const auto &[key, value] : m_.options) {
+      if (isValidKey(key))
+        continue;
+      auto it = m_.optionLocs.find(key);
+      report(nullptr, it == m_.optionLocs.end() ? SourceLoc{} : it->second,
+             fmt::format("option name '{}' is not a valid key", key));
+    }
+  }
+
+  void checkGraphNames() {
+    std::map<std::string, GraphId> seen;
+    for (GraphId g = 0; g < m_.numGraphs(); ++g) {
+      const Graph &graph = m_.graph(g);
+      if (!graph.alive)
+        continue;
+      if (graph.name.empty())
+        report(&graph, graph.loc, "graph name must not be empty");
+      else if (!seen.emplace(graph.name, g).second)
+        report(&graph, graph.loc, fmt::format("duplicate graph '{}'", graph.name));
+    }
+  }
+
+  /// Finds the owner of every subgraph from the nodes' subgraph lists (the
+  /// Graph::parentNode links are only cross-checked), then reports
+  /// unreferenced subgraphs and nesting cycles.
+  void computeOwners() {
+    owner_.assign(m_.numGraphs(), Owner{});
+    for (GraphId g = 0; g < m_.numGraphs(); ++g) {
+      const Graph &graph = m_.graph(g);
+      if (!graph.alive)
+        continue;
+      for (NodeId id : graph.liveNodes()) {
+        const Node &n = graph.node(id);
+        for (GraphId sub : n.subgraphs) {
+          if (sub >= m_.numGraphs()) {
+            report(&graph, n.loc, fmt::format("'{}' holds unknown graph #{}", n.name, sub));
+          } else if (!m_.graph(sub).alive) {
+            report(&graph, n.loc,
+                   fmt::format("'{}' holds removed graph '{}'", n.name, m_.graph(sub).name));
+          } else if (sub == 0) {
+            report(&graph, n.loc,
+                   fmt::format("root graph '{}' cannot be a subgraph", m_.graph(sub).name));
+          } else if (owner_[sub].graph != kNoGraph) {
+            report(&graph, n.loc,
+                   fmt::format("subgraph '{}' referenced twice", m_.graph(sub).name));
+          } else {
+            owner_[sub] = {g, id};
+          }
+        }
+      }
+    }
+    for (GraphId s = 1; s < m_.numGraphs(); ++s) {
+      const Graph &sub = m_.graph(s);
+      if (!sub.alive)
+        continue;
+      if (owner_[s].graph == kNoGraph) {
+        report(&sub, sub.loc, fmt::format("subgraph '{}' is not referenced by any node", sub.name));
+        continue;
+      }
+      if (sub.parentGraph != owner_[s].graph || sub.parentNode != owner_[s].node)
+        report(&sub, sub.loc,
+               fmt::format("subgraph '{}' has a parent link that disagrees with its owner",
+                           sub.name));
+    }
+    // Nesting cycles: follow owners upwards; a walk that comes back to a
+    // graph without passing the root is a cycle. Report each cycle once, at
+    // its smallest graph id.
+    for (GraphId s = 1; s < m_.numGraphs(); ++s) {
+      if (!m_.graph(s).alive || owner_[s].graph == kNoGraph)
+        continue;
+      std::vector<GraphId> chain{s};
+      GraphId cur = owner_[s].graph;
+      bool cyclic = false;
+      for (size_t step = 0; step < m_.numGraphs() && cur != kNoGraph && cur != 0; ++step) {
+        if (cur == s) {
+          cyclic = true;
+          break;
+        }
+        chain.push_back(cur);
+        cur = owner_[cur].graph;
+      }
+      if (!cyclic || *std::min_element(chain.begin(), chain.end()) != s)
+        continue;
+      // chain lists s, its owner, its owner's owner...: print outermost first.
+      std::string text = formatName(m_.graph(s).name);
+      for (auto it = chain.rbegin(); it != chain.rend(); ++it)
+        text += fmt::format(" -> {}", formatName(m_.graph(*it).name));
+      report(&m_.graph(s), m_.graph(s).loc, fmt::format("subgraphs nest in a cycle: {}", text));
+    }
+  }
+
+  const Node *ownerNode(GraphId g) const {
+    const Owner &o = owner_[g];
+    if (o.graph == kNoGraph)
+      return nullptr;
+    return &m_.graph(o.graph).node(o.node);
+  }
+
+  void checkGraph(const Graph &g) {
+    bool consistent = checkEdges(g);
+    std::map<std::string, NodeId> names;
+    const Node *netOutput = nullptr;
+    std::map<int64_t, const Node *> dataIndex;
+    const Node *parent = g.id == 0 ? nullptr : ownerNode(g.id);
+    for (NodeId id : g.liveNodes()) {
+      const Node &n = g.node(id);
+      if (n.name.empty())
+        report(&g, n.loc, "node name must not be empty");
+      else if (!names.emplace(n.name, id).second)
+        report(&g, n.loc, fmt::format("duplicate node '{}'", n.name));
+      checkNode(g, n);
+      OpKind kind = opKind(n);
+      if (kind == OpKind::NetOutput) {
+        if (netOutput)
+          report(&g, n.loc,
+                 fmt::format("graph '{}' has more than one NetOutput ('{}' and '{}')", g.name,
+                             netOutput->name, n.name));
+        else
+          netOutput = &n;
+        if (parent)
+          checkSubgraphNetOutput(g, n, *parent);
+      }
+      if (kind == OpKind::DataSource) {
+        if (g.id == 0)
+          checkRootData(g, n, dataIndex);
+        else if (parent)
+          checkSubgraphData(g, n, *parent, dataIndex);
+      }
+      if (consistent)
+        checkHolder(g, n);
+    }
+    if (consistent) {
+      std::vector<NodeId> cycle = g.findCycle();
+      if (!cycle.empty()) {
+        // Start the cycle at its earliest node (file order) so the message
+        // and location do not depend on the search order.
+        cycle.pop_back();
+        auto first = std::min_element(cycle.begin(), cycle.end());
+        std::rotate(cycle.begin(), first, cycle.end());
+        cycle.push_back(cycle.front());
+        std::string text;
+        for (size_t i = 0; i < cycle.size(); ++i)
+          text += fmt::format("{}{}", i ? " -> " : "", formatName(g.node(cycle[i]).name));
+        report(&g, g.node(cycle.front()).loc, fmt::format("cycle through {}", text));
+      }
+    }
+  }
+
+  /// Data edges, consumer lists and control edges agree and only name live
+  /// nodes of this graph. Returns false when the bookkeeping is broken (then
+  /// cycle and subgraph checks that walk edges are skipped).
+  bool checkEdges(const Graph &g) {
+    bool ok = true;
+    using Edge = std::tuple<NodeId, uint32_t, NodeId, uint32_t>; // producer, port, consumer, slot
+    std::vector<Edge> fromInputs, fromConsumers;
+    auto liveId = [&](NodeId id) { return id < g.capacity() && g.node(id).alive; };
+    for (NodeId id : g.liveNodes()) {
+      const Node &n = g.node(id);
+      for (uint32_t i = 0; i < n.inputs.size(); ++i) {
+        const auto &in = n.inputs[i];
+        if (!in)
+          continue;
+        if (!liveId(in->node)) {
+          report(&g, n.loc, fmt::format("input {} of '{}' refers to a removed node", i, n.name));
+          ok = false;
+          continue;
+        }
+        const Node &p = g.node(in->node);
+        if (in->index >= p.numOutputs) {
+          report(&g, n.loc,
+                 fmt::format("input index {} out of range for '{}' with {}", in->index, p.name,
+                             plural(p.numOutputs, "output")));
+          ok = false;
+          continue;
+        }
+        fromInputs.emplace_back(in->node, in->index, id, i);
+      }
+      if (n.consumers.size() != n.numOutputs) {
+        report(&g, n.loc, fmt::format("consumer table of '{}' does not match its {}", n.name,
+                                      plural(n.numOutputs, "output")));
+        ok = false;
+      }
+      for (uint32_t k = 0; k < n.consumers.size(); ++k)
+        for (InPort c : n.consumers[k])
+          fromConsumers.emplace_back(id, k, c.node, c.index);
+    }
+    std::sort(fromInputs.begin(), fromInputs.end());
+    std::sort(fromConsumers.begin(), fromConsumers.end());
+    if (ok && fromInputs != fromConsumers) {
+      report(&g, g.loc, "consumer lists disagree with the node inputs");
+      ok = false;
+    }
+    std::vector<std::pair<NodeId, NodeId>> outs, ins;
+    for (NodeId id : g.liveNodes()) {
+      const Node &n = g.node(id);
+      for (NodeId to : n.ctrlOut)
+        outs.emplace_back(id, to);
+      for (NodeId from : n.ctrlIn)
+        ins.emplace_back(from, id);
+    }
+    std::sort(outs.begin(), outs.end());
+    std::sort(ins.begin(), ins.end());
+    bool ctrlOk = outs == ins && std::adjacent_find(outs.begin(), outs.end()) == outs.end();
+    for (auto [from, to] : outs)
+      if (!liveId(from) || !liveId(to) || from == to)
+        ctrlOk = false;
+    if (!ctrlOk) {
+      report(&g, g.loc, "control edge lists are inconsistent");
+      ok = false;
+    }
+    return ok;
+  }
+
+  void checkNode(const Graph &g, const Node &n) {
+    if (!isIdentifier(n.type))
+      report(&g, n.loc, fmt::format("op type '{}' of '{}' is not an identifier", n.type, n.name));
+    for (const auto &[key, value] : n.attrs) {
+      if (!isValidKey(key)) {
+        report(&g, n.loc, fmt::format("attribute name '{}' of '{}' is not a valid key", key, n.name));
+        continue;
+      }
+      if (key == "outputs" || key == "subgraphs") {
+        report(&g, n.loc,
+               fmt::format("attribute '{}' of '{}' is held by the node itself, not its "
+                           "attribute map",
+                           key, n.name));
+        continue;
+      }
+      if (!isPrintableValue(value, 0))
+        report(&g, n.loc,
+               fmt::format("attribute '{}' of '{}' holds an invalid identifier", key, n.name));
+      if (auto pk = parsePortKey(key)) {
+        uint64_t limit = pk->output ? n.numOutputs : n.inputs.size();
+        if (!pk->canonical)
+          report(&g, n.loc, fmt::format("malformed port attribute '{}' of '{}'", key, n.name));
+        else if (pk->index >= limit)
+          report(&g, n.loc,
+                 fmt::format("attribute '{}' names {} {} but '{}' has {}", key,
+                             pk->output ? "output" : "input", pk->index, n.name,
+                             plural(limit, pk->output ? "output" : "input")));
+      }
+    }
+    checkMemoryAttrs(g, n);
+
+    if (isTensorMove(n)) {
+      if (n.inputs.size() != 1)
+        report(&g, n.loc,
+               fmt::format("TensorMove '{}' must have exactly one input, has {}", n.name,
+                           n.inputs.size()));
+      else if (!n.inputs[0])
+        report(&g, n.loc, fmt::format("input of TensorMove '{}' is not connected", n.name));
+    }
+
+    OpKind kind = opKind(n);
+    size_t subs = n.subgraphs.size();
+    switch (kind) {
+    case OpKind::Call:
+      if (subs != 1)
+        report(&g, n.loc, fmt::format("{} '{}' needs 1 subgraph, has {}", n.type, n.name, subs));
+      break;
+    case OpKind::If:
+      if (subs != 2)
+        report(&g, n.loc,
+               fmt::format("{} '{}' needs 2 subgraphs (then, else), has {}", n.type, n.name, subs));
+      break;
+    case OpKind::While:
+      if (subs != 2)
+        report(&g, n.loc,
+               fmt::format("{} '{}' needs 2 subgraphs (cond, body), has {}", n.type, n.name, subs));
+      break;
+    case OpKind::Case:
+      if (subs < 1)
+        report(&g, n.loc, fmt::format("{} '{}' needs at least 1 subgraph", n.type, n.name));
+      break;
+    default:
+      if (subs != 0)
+        report(&g, n.loc, fmt::format("{} '{}' cannot hold subgraphs", n.type, n.name));
+    }
+    if ((kind == OpKind::If || kind == OpKind::Case) && n.inputs.empty())
+      report(&g, n.loc, fmt::format("{} '{}' needs its condition as input 0", n.type, n.name));
+    if (kind == OpKind::While && n.numOutputs != n.inputs.size())
+      report(&g, n.loc,
+             fmt::format("{} '{}' has {} but {} (output j is input j)", n.type, n.name,
+                         plural(n.numOutputs, "output"), plural(n.inputs.size(), "input")));
+  }
+
+  void checkBoolAttr(const Graph &g, const Node &n, const std::string &key) {
+    const AttrValue *v = n.attr(key);
+    if (v && !v->isBool())
+      report(&g, n.loc, fmt::format("{} of '{}' must be true or false", key, n.name));
+  }
+
+  /// An attribute naming an input of `n`; returns it when valid.
+  void checkInputIndexAttr(const Graph &g, const Node &n, const std::string &key) {
+    const AttrValue *v = n.attr(key);
+    if (!v)
+      return;
+    if (!v->isInt()) {
+      report(&g, n.loc, fmt::format("{} of '{}' must be an integer", key, n.name));
+      return;
+    }
+    if (v->asInt() < 0 || v->asInt() >= static_cast<int64_t>(n.inputs.size()))
+      report(&g, n.loc,
+             fmt::format("{} = {} out of range for '{}' with {}", key, v->asInt(), n.name,
+                         plural(n.inputs.size(), "input")));
+  }
+
+  void checkMemoryAttrs(const Graph &g, const Node &n) {
+    checkBoolAttr(g, n, "_input_mutable");
+    checkBoolAttr(g, n, "continuous_input");
+    checkBoolAttr(g, n, "_no_padding_continuous_input");
+    if (const AttrValue *v = n.attr("ref_var_src_var_name"); v && !v->text())
+      report(&g, n.loc, fmt::format("ref_var_src_var_name of '{}' must be a name", n.name));
+    if (const AttrValue *v = n.attr("max_iterations"); v && (!v->isInt() || v->asInt() < 0))
+      report(&g, n.loc,
+             fmt::format("max_iterations of '{}' must be a non-negative integer", n.name));
+    for (uint32_t k = 0; k < n.numOutputs; ++k) {
+      auto key = [&](const char *attr) { return Node::portKey(true, k, attr); };
+      checkInputIndexAttr(g, n, key("ref_input"));
+      checkBoolAttr(g, n, key("reuse_input"));
+      checkInputIndexAttr(g, n, key("reuse_input_index"));
+      const AttrValue *reuse = n.attr(key("reuse_input"));
+      if (reuse && reuse->isBool() && reuse->asBool() && !n.attr(key("reuse_input_index")) &&
+          n.inputs.empty())
+        report(&g, n.loc,
+               fmt::format("{} of '{}' views input 0, but it has no inputs", key("reuse_input"),
+                           n.name));
+      if (const AttrValue *v = n.attr(key("ref_var_src_var_name")); v && !v->text())
+        report(&g, n.loc, fmt::format("{} of '{}' must be a name", key("ref_var_src_var_name"),
+                                      n.name));
+      bool described = true;
+      if (const AttrValue *d = n.attr(key("dtype"))) {
+        const std::string *t = d->text();
+        if (!t || !dtypeSize(*t)) {
+          report(&g, n.loc,
+                 t ? fmt::format("unknown dtype '{}' in {} of '{}'", *t, key("dtype"), n.name)
+                   : fmt::format("{} of '{}' must be a dtype name", key("dtype"), n.name));
+          described = false;
+        }
+      }
+      if (const AttrValue *s = n.attr(key("shape"))) {
+        bool ok = s->isList();
+        if (ok)
+          for (const AttrValue &dim : s->asList())
+            if (!dim.isInt() || dim.asInt() < 0)
+              ok = false;
+        if (!ok) {
+          report(&g, n.loc,
+                 fmt::format("{} of '{}' must be a list of non-negative integers", key("shape"),
+                             n.name));
+          described = false;
+        }
+      }
+      if (described && !outputBytes(n, k))
+        report(&g, n.loc,
+               fmt::format("output {} of '{}' is larger than {} bytes", k, n.name,
+                           kMaxBufferBytes));
+    }
+  }
+
+  void checkRootData(const Graph &g, const Node &n, std::map<int64_t, const Node *> &seen) {
+    const AttrValue *v = n.attr("index");
+    if (!v)
+      return;
+    if (!v->isInt() || v->asInt() < 0) {
+      report(&g, n.loc, fmt::format("index of {} '{}' must be a non-negative integer", n.type,
+                                    n.name));
+      return;
+    }
+    auto [it, fresh] = seen.emplace(v->asInt(), &n);
+    if (!fresh)
+      report(&g, n.loc,
+             fmt::format("duplicate {} index {} (also on '{}')", n.type, v->asInt(),
+                         it->second->name));
+  }
+
+  void checkSubgraphData(const Graph &g, const Node &n, const Node &parent,
+                         std::map<int64_t, const Node *> &seen) {
+    const AttrValue *v = n.attr("_parent_node_index");
+    if (!v) {
+      report(&g, n.loc,
+             fmt::format("{} '{}' in subgraph '{}' has no _parent_node_index", n.type, n.name,
+                         g.name));
+      return;
+    }
+    if (!v->isInt()) {
+      report(&g, n.loc, fmt::format("_parent_node_index of '{}' must be an integer", n.name));
+      return;
+    }
+    int64_t p = v->asInt();
+    if (p < 0 || p >= static_cast<int64_t>(parent.inputs.size())) {
+      report(&g, n.loc,
+             fmt::format("_parent_node_index {} of '{}' out of range for '{}' with {}", p, n.name,
+                         parent.name, plural(parent.inputs.size(), "input")));
+      return;
+    }
+    auto [it, fresh] = seen.emplace(p, &n);
+    if (!fresh)
+      report(&g, n.loc,
+             fmt::format("duplicate _parent_node_index {} in subgraph '{}' (also on '{}')", p,
+                         g.name, it->second->name));
+  }
+
+  void checkSubgraphNetOutput(const Graph &g, const Node &n, const Node &parent) {
+    std::map<int64_t, uint32_t> seen;
+    for (uint32_t k = 0; k < n.inputs.size(); ++k) {
+      std::string key = Node::portKey(false, k, "_parent_node_index");
+      const AttrValue *v = n.attr(key);
+      if (!v)
+        continue;
+      if (!v->isInt()) {
+        report(&g, n.loc, fmt::format("{} of '{}' must be an integer", key, n.name));
+        continue;
+      }
+      int64_t j = v->asInt();
+      if (j < 0 || j >= static_cast<int64_t>(parent.numOutputs)) {
+        report(&g, n.loc,
+               fmt::format("{} = {} of '{}' out of range for '{}' with {}", key, j, n.name,
+                           parent.name, plural(parent.numOutputs, "output")));
+        continue;
+      }
+      auto [it, fresh] = seen.emplace(j, k);
+      if (!fresh)
+        report(&g, n.loc,
+               fmt::format("NetOutput '{}' hands back output {} of '{}' twice (inputs {} and {})",
+                           n.name, j, parent.name, it->second, k));
+    }
+  }
+
+  /// The parent output indices a subgraph's NetOutput produces (valid ones).
+  std::set<int64_t> producedOutputs(const Graph &sub, const Node &parent) const {
+    std::set<int64_t> out;
+    for (NodeId id : sub.liveNodes()) {
+      const Node &n = sub.node(id);
+      if (opKind(n) != OpKind::NetOutput)
+        continue;
+      for (uint32_t k = 0; k < n.inputs.size(); ++k)
+        if (auto j = n.intAttr(Node::portKey(false, k, "_parent_node_index")))
+          if (*j >= 0 && *j < static_cast<int64_t>(parent.numOutputs))
+            out.insert(*j);
+    }
+    return out;
+  }
+
+  /// Subgraph outputs agree with the holder: used outputs of a call or
+  /// branch node are produced, branches agree, a While cond has a condition.
+  void checkHolder(const Graph &g, const Node &n) {
+    OpKind kind = opKind(n);
+    if (kind != OpKind::Call && kind != OpKind::If && kind != OpKind::Case &&
+        kind != OpKind::While)
+      return;
+    std::vector<const Graph *> subs;
+    for (GraphId s : n.subgraphs) {
+      if (s >= m_.numGraphs() || !m_.graph(s).alive || s == 0 || owner_[s].graph != g.id ||
+          owner_[s].node != n.id)
+        return; // already reported
+      subs.push_back(&m_.graph(s));
+    }
+    if (subs.empty())
+      return;
+    if (kind == OpKind::While) {
+      if (subs.size() != 2)
+        return;
+      bool hasCondition = false;
+      for (NodeId id : subs[0]->liveNodes()) {
+        const Node &c = subs[0]->node(id);
+        if (opKind(c) == OpKind::NetOutput && !c.inputs.empty() && c.inputs[0])
+          hasCondition = true;
+      }
+      if (!hasCondition)
+        report(&g, n.loc,
+               fmt::format("cond subgraph '{}' of {} '{}' has no NetOutput input 0 for the "
+                           "condition",
+                           subs[0]->name, n.type, n.name));
+      return;
+    }
+    std::set<int64_t> first = producedOutputs(*subs[0], n);
+    for (size_t b = 1; b < subs.size(); ++b) {
+      std::set<int64_t> other = producedOutputs(*subs[b], n);
+      if (other != first) {
+        report(&g, n.loc,
+               fmt::format("branches of '{}' disagree on outputs: '{}' produces {}, '{}' "
+                           "produces {}",
+                           n.name, subs[0]->name, indexList(first), subs[b]->name,
+                           indexList(other)));
+        return;
+      }
+    }
+    for (uint32_t j = 0; j < n.numOutputs && j < n.consumers.size(); ++j)
+      if (!n.consumers[j].empty() && !first.count(j))
+        report(&g, n.loc,
+               fmt::format("output {} of '{}' is used but subgraph '{}' does not produce it", j,
+                           n.name, subs[0]->name));
+  }
+
+  const Module &m_;
+  Diagnostics diags_;
+  std::vector<Owner> owner_;
+};
+
+} // namespace
+
+Diagnostics verifyModule(const Module &m) { return Verifier(m).run(); }
+
+} // namespace graphvet

@@ -1,0 +1,360 @@
+// Backward source tracing, forward use exploration and the read/write
+// classes; see buffer_analysis.h.
+#include "passes/buffer_analysis.h"
+
+#include "ir/op_library.h"
+
+namespace graphvet {
+namespace {
+
+bool isRootGraph(const Module &m, GraphId g) {
+  return g == 0 && m.graph(g).parentNode == kNoNode;
+}
+
+std::optional<uint32_t> nonNegativeIndex(const Node &n, const std::string &key) {
+  auto v = n.intAttr(key);
+  if (!v || *v < 0 || *v > INT32_MAX)
+    return std::nullopt;
+  return static_cast<uint32_t>(*v);
+}
+
+template <typename T> std::span<const T> spanOf(const std::vector<T> *v) {
+  return v ? std::span<const T>(*v) : std::span<const T>();
+}
+
+} // namespace
+
+ModuleIndex::ModuleIndex(const Module &m) : graphs_(m.numGraphs()) {
+  for (GraphId gid = 0; gid < m.numGraphs(); ++gid) {
+    const Graph &g = m.graph(gid);
+    if (!g.alive)
+      continue;
+    PerGraph &per = graphs_[gid];
+    bool root = isRootGraph(m, gid);
+    for (NodeId id : g.liveNodes()) {
+      const Node &n = g.node(id);
+      OpKind kind = opKind(n);
+      if (kind == OpKind::DataSource) {
+        if (root) {
+          if (auto k = nonNegativeIndex(n, "index"))
+            rootDataByIndex_[*k].push_back(id);
+        } else if (auto p = nonNegativeIndex(n, "_parent_node_index")) {
+          per.dataByParentIndex[*p].push_back(id);
+        }
+      } else if (kind == OpKind::NetOutput && per.netOutput == kNoNode) {
+        per.netOutput = id;
+        for (uint32_t k = 0; k < n.inputs.size(); ++k)
+          if (auto j = nonNegativeIndex(n, Node::portKey(false, k, "_parent_node_index")))
+            per.slotsByParentOutput[*j].push_back(k);
+      }
+    }
+  }
+}
+
+std::span<const NodeId> ModuleIndex::dataForParentInput(GraphId g, uint32_t i) const {
+  if (g >= graphs_.size())
+    return {};
+  auto it = graphs_[g].dataByParentIndex.find(i);
+  return spanOf(it == graphs_[g].dataByParentIndex.end() ? nullptr : &it->second);
+}
+
+NodeId ModuleIndex::netOutput(GraphId g) const {
+  return g < graphs_.size() ? graphs_[g].netOutput : kNoNode;
+}
+
+std::span<const uint32_t> ModuleIndex::resultSlots(GraphId g, uint32_t j) const {
+  if (g >= graphs_.size())
+    return {};
+  auto it = graphs_[g].slotsByParentOutput.find(j);
+  return spanOf(it == graphs_[g].slotsByParentOutput.end() ? nullptr : &it->second);
+}
+
+std::span<const NodeId> ModuleIndex::rootDataWithIndex(uint32_t k) const {
+  auto it = rootDataByIndex_.find(k);
+  return spanOf(it == rootDataByIndex_.end() ? nullptr : &it->second);
+}
+
+const char *sourceKindName(SourceKind k) {
+  switch (k) {
+  case SourceKind::Ordinary:
+    return "ordinary";
+  case SourceKind::UserInput:
+    return "user input";
+  case SourceKind::UnnamedUserInput:
+    return "user input without index";
+  case SourceKind::Variable:
+    return "variable";
+  case SourceKind::VariableRef:
+    return "variable reference";
+  case SourceKind::Weight:
+    return "weight";
+  case SourceKind::ControlFlow:
+    return "control flow";
+  case SourceKind::None:
+    return "none";
+  }
+  return "?";
+}
+
+SourceTrace traceSource(const Module &m, const ModuleIndex &index, GraphId g, OutPort start,
+                        size_t maxSteps) {
+  SourceTrace t;
+  GraphId gid = g;
+  OutPort port = start;
+  auto fail = [&](std::string why) {
+    t.kind = SourceKind::None;
+    t.failure = std::move(why);
+    return t;
+  };
+  for (size_t step = 0; step < maxSteps; ++step) {
+    const Graph &graph = m.graph(gid);
+    if (port.node >= graph.capacity() || !graph.node(port.node).alive)
+      return fail("a link names a removed node");
+    const Node &n = graph.node(port.node);
+    t.steps.push_back({gid, port});
+    OpKind kind = opKind(n);
+    switch (kind) {
+    case OpKind::DataSource: {
+      if (isRootGraph(m, gid)) {
+        if (auto k = nonNegativeIndex(n, "index")) {
+          t.kind = SourceKind::UserInput;
+          t.userInput = *k;
+        } else {
+          t.kind = SourceKind::UnnamedUserInput;
+        }
+        return t;
+      }
+      auto p = nonNegativeIndex(n, "_parent_node_index");
+      if (!p)
+        return fail("subgraph Data " + n.name + " has no _parent_node_index");
+      GraphId parentGraph = graph.parentGraph;
+      NodeId parent = graph.parentNode;
+      if (parentGraph == kNoGraph || parent == kNoNode)
+        return fail("subgraph " + graph.name + " has no parent node");
+      const Node &pn = m.graph(parentGraph).node(parent);
+      if (isControlFlow(pn)) {
+        t.kind = SourceKind::ControlFlow;
+        t.controlFlow = {parentGraph, parent};
+        return t;
+      }
+      if (*p >= pn.inputs.size() || !pn.inputs[*p])
+        return fail("input " + std::to_string(*p) + " of " + pn.name + " is not connected");
+      gid = parentGraph;
+      port = *pn.inputs[*p];
+      continue;
+    }
+    case OpKind::Variable:
+      t.kind = SourceKind::Variable;
+      return t;
+    case OpKind::Weight:
+      t.kind = SourceKind::Weight;
+      return t;
+    default:
+      break;
+    }
+    if (refVarSrcName(n, port.index)) {
+      t.kind = SourceKind::VariableRef;
+      return t;
+    }
+    if (kind == OpKind::Call) {
+      if (n.subgraphs.empty())
+        return fail(n.name + " holds no subgraph");
+      GraphId sub = n.subgraphs[0];
+      NodeId out = index.netOutput(sub);
+      auto slots = index.resultSlots(sub, port.index);
+      if (out == kNoNode || slots.size() != 1)
+        return fail("subgraph " + m.graph(sub).name + " has no single result for output " +
+                    std::to_string(port.index) + " of " + n.name);
+      const Node &netOut = m.graph(sub).node(out);
+      if (slots[0] >= netOut.inputs.size() || !netOut.inputs[slots[0]])
+        return fail("result " + std::to_string(port.index) + " of subgraph " +
+                    m.graph(sub).name + " is not connected");
+      gid = sub;
+      port = *netOut.inputs[slots[0]];
+      continue;
+    }
+    if (isControlFlow(n)) {
+      t.kind = SourceKind::ControlFlow;
+      t.controlFlow = {gid, port.node};
+      return t;
+    }
+    if (auto in = aliasedInput(n, port.index)) {
+      if (refInput(n, port.index))
+        t.refOnPath = true;
+      if (!n.inputs[*in])
+        return fail("input " + std::to_string(*in) + " of " + n.name +
+                    " (aliased by its output " + std::to_string(port.index) +
+                    ") is not connected");
+      port = *n.inputs[*in];
+      continue;
+    }
+    t.kind = SourceKind::Ordinary;
+    return t;
+  }
+  return fail("the trace is longer than the module");
+}
+
+const char *accessClassName(AccessClass c) {
+  switch (c) {
+  case AccessClass::ReadOnly:
+    return "ReadOnly";
+  case AccessClass::Writeable:
+    return "Writeable";
+  case AccessClass::ScopeWriteable:
+    return "ScopeWriteable";
+  case AccessClass::Invalid:
+    return "Invalid";
+  }
+  return "?";
+}
+
+const char *outputClassName(OutputClass c) {
+  switch (c) {
+  case OutputClass::ReadOnlyConst:
+    return "ReadOnlyConst";
+  case OutputClass::ReadOnly:
+    return "ReadOnly";
+  case OutputClass::SoftRead:
+    return "SoftRead";
+  case OutputClass::Writeable:
+    return "Writeable";
+  case OutputClass::Invalid:
+    return "Invalid";
+  }
+  return "?";
+}
+
+AccessClass combine(AccessClass a, AccessClass b) {
+  if (a == AccessClass::Invalid || b == AccessClass::Invalid)
+    return AccessClass::Invalid;
+  if (a == AccessClass::ReadOnly)
+    return b;
+  if (b == AccessClass::ReadOnly || a == b)
+    return a;
+  return AccessClass::Invalid; // Writeable + ScopeWriteable
+}
+
+bool writes(AccessClass c) { return c != AccessClass::ReadOnly; }
+
+bool conflicts(OutputClass out, AccessClass in) {
+  if (out == OutputClass::Invalid || in == AccessClass::Invalid)
+    return true;
+  switch (out) {
+  case OutputClass::ReadOnlyConst:
+    return in != AccessClass::ReadOnly;
+  case OutputClass::ReadOnly:
+  case OutputClass::Writeable:
+    return in == AccessClass::ScopeWriteable;
+  case OutputClass::SoftRead:
+    return false;
+  case OutputClass::Invalid:
+    return true;
+  }
+  return true;
+}
+
+AccessClass directAccess(const Node &n, uint32_t input) {
+  if (opKind(n) == OpKind::While || isInputMutable(n))
+    return AccessClass::ScopeWriteable;
+  for (uint32_t k = 0; k < n.numOutputs; ++k)
+    if (refInput(n, k) == input)
+      return AccessClass::Writeable;
+  return AccessClass::ReadOnly;
+}
+
+std::vector<SlotRef> consumerSlots(const Module &m, PortRef p) {
+  std::vector<SlotRef> out;
+  for (InPort c : m.graph(p.graph).consumers(p.port))
+    out.push_back({p.graph, c});
+  return out;
+}
+
+BufferUses exploreUses(const Module &m, const ModuleIndex &index, std::span<const SlotRef> slots,
+                       size_t budget, std::vector<SlotRef> *visited) {
+  BufferUses uses;
+  std::set<SlotRef> seen;
+  std::vector<SlotRef> work;
+  auto push = [&](SlotRef s) {
+    if (seen.insert(s).second)
+      work.push_back(s);
+  };
+  auto pushConsumers = [&](GraphId g, OutPort p) {
+    const Node &n = m.graph(g).node(p.node);
+    if (p.index >= n.consumers.size())
+      return;
+    for (InPort c : n.consumers[p.index])
+      push({g, c});
+  };
+  for (const SlotRef &s : slots)
+    push(s);
+  size_t count = 0;
+  // Depth-first in a fixed order; the result is a set-like summary, so the
+  // visiting order does not matter for the answer.
+  while (!work.empty()) {
+    if (++count > budget) {
+      uses.overBudget = true;
+      uses.access = AccessClass::Invalid;
+      return uses;
+    }
+    SlotRef s = work.back();
+    work.pop_back();
+    if (visited)
+      visited->push_back(s);
+    const Graph &graph = m.graph(s.graph);
+    const Node &n = graph.node(s.slot.node);
+    uint32_t i = s.slot.index;
+    uses.access = combine(uses.access, directAccess(n, i));
+    if (needsContinuousInput(n))
+      uses.continuousUsers.push_back({s.graph, n.id});
+    OpKind kind = opKind(n);
+    if (kind == OpKind::NetOutput) {
+      if (isRootGraph(m, s.graph)) {
+        uses.rootOutputs.insert(i);
+      } else if (graph.parentNode != kNoNode) {
+        // A subgraph result: the holder's output j is (or, for If/Case, may
+        // be) this memory.
+        if (auto j = nonNegativeIndex(n, Node::portKey(false, i, "_parent_node_index"))) {
+          const Node &parent = m.graph(graph.parentGraph).node(graph.parentNode);
+          uses.passedOnBy.insert({graph.parentGraph, parent.id});
+          if (*j < parent.numOutputs)
+            pushConsumers(graph.parentGraph, {parent.id, *j});
+        }
+      }
+      continue;
+    }
+    for (uint32_t k = 0; k < n.numOutputs; ++k)
+      if (aliasedInput(n, k) == i) {
+        uses.passedOnBy.insert({s.graph, n.id});
+        pushConsumers(s.graph, {n.id, k});
+      }
+    if (kind == OpKind::While && i < n.numOutputs) {
+      uses.passedOnBy.insert({s.graph, n.id});
+      pushConsumers(s.graph, {n.id, i});
+    }
+    if (holdsSubgraphs(n))
+      for (GraphId sub : n.subgraphs)
+        for (NodeId d : index.dataForParentInput(sub, i)) {
+          const Node &data = m.graph(sub).node(d);
+          for (uint32_t k = 0; k < data.numOutputs; ++k)
+            pushConsumers(sub, {d, k});
+        }
+  }
+  return uses;
+}
+
+bool passesMemoryOn(const Module &m, const ModuleIndex &index, GraphId g, NodeId n,
+                    uint32_t input, size_t budget) {
+  const Node &node = m.graph(g).node(n);
+  for (uint32_t k = 0; k < node.numOutputs; ++k)
+    if (aliasedInput(node, k) == input)
+      return true;
+  if (opKind(node) == OpKind::While)
+    return true;
+  if (!holdsSubgraphs(node))
+    return false;
+  SlotRef start{g, {n, input}};
+  BufferUses uses = exploreUses(m, index, std::span<const SlotRef>(&start, 1), budget);
+  return uses.overBudget || uses.passedOnBy.count({g, n}) > 0;
+}
+
+} // namespace graphvet

@@ -1,0 +1,163 @@
+// Buffer analyses shared by the passes: where the memory behind an output
+// port really comes from (a backward trace through views, ref outputs and
+// subgraph boundaries), what happens to the memory handed to an input slot
+// (a forward exploration through the same aliases), and the read/write
+// classes of tensor-move-delete.md. Everything here is bounded by the size
+// of the alias chain it follows, never by the size of the module.
+#pragma once
+
+#include "ir/graph.h"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <span>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace graphvet {
+
+/// A node of a module: graph and node id.
+struct NodeRef {
+  GraphId graph = kNoGraph;
+  NodeId node = kNoNode;
+  friend auto operator<=>(const NodeRef &, const NodeRef &) = default;
+};
+
+/// An output port of a module.
+struct PortRef {
+  GraphId graph = kNoGraph;
+  OutPort port;
+  friend auto operator<=>(const PortRef &, const PortRef &) = default;
+};
+
+/// An input slot of a module.
+struct SlotRef {
+  GraphId graph = kNoGraph;
+  InPort slot;
+  friend auto operator<=>(const SlotRef &, const SlotRef &) = default;
+};
+
+/// Lookup tables over a module's subgraph boundaries. They depend only on
+/// attributes and on which nodes exist, so deleting TensorMoves (which are
+/// never Data or NetOutput nodes) keeps them valid.
+class ModuleIndex {
+public:
+  explicit ModuleIndex(const Module &m);
+
+  /// Subgraph Data nodes of `g` carrying `_parent_node_index = i` (id order).
+  std::span<const NodeId> dataForParentInput(GraphId g, uint32_t i) const;
+  /// The NetOutput of `g` (lowest id), or kNoNode.
+  NodeId netOutput(GraphId g) const;
+  /// The NetOutput input slots of `g` carrying `_parent_node_index = j`.
+  std::span<const uint32_t> resultSlots(GraphId g, uint32_t j) const;
+  /// Root Data-family nodes with `index = k` (id order).
+  std::span<const NodeId> rootDataWithIndex(uint32_t k) const;
+
+private:
+  struct PerGraph {
+    std::map<uint32_t, std::vector<NodeId>> dataByParentIndex;
+    NodeId netOutput = kNoNode;
+    std::map<uint32_t, std::vector<uint32_t>> slotsByParentOutput;
+  };
+  std::vector<PerGraph> graphs_;
+  std::map<uint32_t, std::vector<NodeId>> rootDataByIndex_;
+};
+
+/// What the buffer behind a traced port is, by its real source.
+enum class SourceKind {
+  Ordinary,         ///< a fresh buffer (any computing op, TensorMove included)
+  UserInput,        ///< root Data family with `index`
+  UnnamedUserInput, ///< root Data family without a usable `index`
+  Variable,         ///< Variable family
+  VariableRef,      ///< an output with ref_var_src_var_name
+  Weight,           ///< Const family
+  ControlFlow,      ///< the trace ended at If/Case/While (or their variants)
+  None,             ///< no path: an unconnected or inconsistent link
+};
+
+const char *sourceKindName(SourceKind k);
+
+/// One step of a trace: an output port, the step's node and what it does.
+struct TraceStep {
+  GraphId graph = kNoGraph;
+  OutPort port;
+};
+
+struct SourceTrace {
+  /// From the traced port (steps[0]) up to the source (steps.back()).
+  std::vector<TraceStep> steps;
+  SourceKind kind = SourceKind::None;
+  /// For ControlFlow: the control-flow node that ended the trace (the
+  /// producer itself, or the parent of the subgraph the trace left).
+  NodeRef controlFlow;
+  /// For UserInput: the `index`.
+  uint32_t userInput = 0;
+  /// True when some step is a ref output (the memory is written in place
+  /// along the way).
+  bool refOnPath = false;
+  /// For None: what broke the path.
+  std::string failure;
+};
+
+/// Traces the buffer behind `start` (an output port of graph `g`) backwards:
+/// through views and ref outputs to the input they alias, out of a subgraph
+/// through its Data to the parent's producer, into a PartitionedCall through
+/// its NetOutput input for the traced output. Stops at sources and at control
+/// flow. At most `maxSteps` steps.
+SourceTrace traceSource(const Module &m, const ModuleIndex &index, GraphId g, OutPort start,
+                        size_t maxSteps);
+
+/// Read/write classes of tensor-move-delete.md.
+enum class AccessClass { ReadOnly, Writeable, ScopeWriteable, Invalid };
+enum class OutputClass { ReadOnlyConst, ReadOnly, SoftRead, Writeable, Invalid };
+
+const char *accessClassName(AccessClass c);
+const char *outputClassName(OutputClass c);
+/// ReadOnly + X = X; X + X = X; Writeable + ScopeWriteable = Invalid.
+AccessClass combine(AccessClass a, AccessClass b);
+/// True for Writeable, ScopeWriteable and Invalid.
+bool writes(AccessClass c);
+/// The table of Rule 4 (Invalid on either side is a conflict).
+bool conflicts(OutputClass out, AccessClass in);
+
+/// The class of one input slot taken alone: ScopeWriteable for While inputs
+/// and input-mutable nodes, Writeable for an input written by a ref output,
+/// otherwise ReadOnly. (Subgraph holders are resolved by exploreUses.)
+AccessClass directAccess(const Node &n, uint32_t input);
+
+/// Everything the forward exploration from a set of input slots found.
+struct BufferUses {
+  /// Combined class of every access to the buffer: the slots themselves,
+  /// and, through views, ref outputs and subgraph boundaries, every slot the
+  /// same memory reaches. Invalid when the budget ran out.
+  AccessClass access = AccessClass::ReadOnly;
+  /// Root NetOutput slots bound to the buffer (graph outputs).
+  std::set<uint32_t> rootOutputs;
+  /// Ops demanding contiguous inputs that receive the buffer.
+  std::vector<NodeRef> continuousUsers;
+  /// Nodes the memory leaves through by one of their outputs (a view or ref
+  /// output, a While output, or a subgraph result handed to the holder).
+  std::set<NodeRef> passedOnBy;
+  bool overBudget = false;
+};
+
+/// Explores forward from `slots` (each an input slot of its graph). Visits
+/// each slot at most once and at most `budget` slots in all. When `visited`
+/// is given, every slot reached is appended to it (in visiting order).
+BufferUses exploreUses(const Module &m, const ModuleIndex &index,
+                       std::span<const SlotRef> slots, size_t budget,
+                       std::vector<SlotRef> *visited = nullptr);
+
+/// The consumers of one output port as module slots.
+std::vector<SlotRef> consumerSlots(const Module &m, PortRef p);
+
+/// True when the memory handed to input `input` of node `n` (graph `g`) can
+/// leave the node through one of its outputs: a view or ref output on that
+/// input, a While output, or a subgraph result of a holder.
+bool passesMemoryOn(const Module &m, const ModuleIndex &index, GraphId g, NodeId n,
+                    uint32_t input, size_t budget);
+
+} // namespace graphvet

@@ -1,0 +1,55 @@
+// A topological index of one graph kept valid while a pass adds edges
+// (Pearce–Kelly dynamic topological order). It answers "does a path lead from
+// a to b?" with a search pruned to the nodes whose index lies between the two
+// ends, and inserts control edges with an exact cycle check that only
+// re-numbers the affected region. Removing nodes or edges never invalidates
+// an order, so passes may delete freely.
+#pragma once
+
+#include "ir/graph.h"
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace graphvet {
+
+class OrderIndex {
+public:
+  /// Builds the index from `order` (g.topoOrder(), computed by the caller);
+  /// valid() is false when it is nullopt (g is cyclic). The graph must not
+  /// gain nodes while the index is in use.
+  OrderIndex(Graph &g, const std::optional<std::vector<NodeId>> &order);
+
+  bool valid() const { return valid_; }
+  /// Position of a live node in the current order.
+  uint32_t position(NodeId n) const { return ord_[n]; }
+
+  /// True when a non-empty path of data or control edges leads from `from` to
+  /// `to`. Visits only nodes ordered between the two ends, at most once each.
+  bool reaches(NodeId from, NodeId to);
+
+  /// Adds the control edge from -> to unless it would close a cycle; returns
+  /// false (changing nothing) in that case or when from == to. Returns true
+  /// when the edge exists afterwards (`added` says whether it is new).
+  bool addCtrlEdge(NodeId from, NodeId to, bool *added = nullptr);
+
+  /// Records a data edge the caller is about to add (producer -> consumer);
+  /// returns false when it would close a cycle. Only needed when the producer
+  /// might be ordered after the consumer.
+  bool orderBefore(NodeId from, NodeId to);
+
+private:
+  template <typename F> void forEachSucc(NodeId n, F &&f) const;
+  template <typename F> void forEachPred(NodeId n, F &&f) const;
+  uint32_t nextStamp();
+
+  Graph &g_;
+  bool valid_ = false;
+  std::vector<uint32_t> ord_;
+  std::vector<uint32_t> stamp_; ///< visit marks; a fresh stamp per search
+  uint32_t stampNow_ = 0;
+  std::vector<NodeId> work_, forward_, backward_;
+};
+
+} // namespace graphvet

@@ -1,0 +1,109 @@
+// The pass table and the pipeline driver; see pass_manager.h.
+#include "passes/pass_manager.h"
+
+#include "ir/verifier.h"
+#include "passes/reuse_options.h"
+#include "passes/tensor_move_delete.h"
+
+namespace graphvet {
+namespace {
+
+PassStats runTensorMoveDeletePass(Module &m, PassContext &ctx) {
+  TensorMoveDeleteOptions options;
+  options.grants = readReuseGrants(m.options, m.optionLocs, ctx.warnings);
+  TensorMoveDeleteStats s = runTensorMoveDelete(m, options, &ctx.remarks);
+  PassStats stats;
+  stats.counters["tensor_moves"] = s.tensorMoves;
+  stats.counters["deleted"] = s.deleted;
+  stats.counters["kept"] = s.kept;
+  stats.counters["ctrl_edges_added"] = s.ctrlEdgesAdded;
+  return stats;
+}
+
+constexpr PassInfo kPasses[] = {
+    {kTensorMoveDeleteName,
+     "delete TensorMove copies proven redundant (scenarios 1-5, Rules 1-5 of "
+     "docs/passes/tensor-move-delete.md)",
+     3, runTensorMoveDeletePass},
+};
+
+std::string knownPasses() {
+  std::string s;
+  for (const PassInfo &p : kPasses)
+    s += (s.empty() ? "" : ", ") + std::string(p.name);
+  return s;
+}
+
+Diagnostic error(std::string message) {
+  Diagnostic d;
+  d.message = std::move(message);
+  return d;
+}
+
+} // namespace
+
+std::span<const PassInfo> allPasses() { return kPasses; }
+
+const PassInfo *findPass(std::string_view name) {
+  for (const PassInfo &p : kPasses)
+    if (p.name == name)
+      return &p;
+  return nullptr;
+}
+
+PipelineResult runPipeline(Module &m, const PipelineOptions &opts) {
+  PipelineResult result;
+  if (opts.optLevel > kMaxOptLevel)
+    result.diagnostics.push_back(error("optimization level " + std::to_string(opts.optLevel) +
+                                       " is out of range (0.." + std::to_string(kMaxOptLevel) +
+                                       ")"));
+  std::vector<const PassInfo *> pipeline;
+  if (opts.passes) {
+    for (const std::string &name : *opts.passes) {
+      if (const PassInfo *p = findPass(name))
+        pipeline.push_back(p);
+      else
+        result.diagnostics.push_back(
+            error("unknown pass '" + name + "' (known passes: " + knownPasses() + ")"));
+    }
+  } else {
+    for (const PassInfo &p : kPasses)
+      if (p.minLevel <= opts.optLevel)
+        pipeline.push_back(&p);
+  }
+  for (const std::string &name : opts.disabled) {
+    if (!findPass(name)) {
+      result.diagnostics.push_back(error("unknown pass '" + name + "' in --disable-pass (known "
+                                         "passes: " +
+                                         knownPasses() + ")"));
+      continue;
+    }
+    std::erase_if(pipeline, [&](const PassInfo *p) { return p->name == name; });
+  }
+  if (!result.diagnostics.empty()) {
+    result.ok = false;
+    return result;
+  }
+  for (const auto &[key, value] : opts.optionOverrides) {
+    m.options[key] = value;
+    m.optionLocs.erase(key); // the value no longer comes from the file
+  }
+  PassContext ctx{opts, result.remarks, result.warnings};
+  for (const PassInfo *p : pipeline) {
+    result.stats[std::string(p->name)] = p->run(m, ctx);
+    if (!opts.verifyEach)
+      continue;
+    Diagnostics errors = verifyModule(m);
+    if (hasErrors(errors)) {
+      result.ok = false;
+      result.failedPass = std::string(p->name);
+      for (Diagnostic &d : errors)
+        d.message = "after pass " + std::string(p->name) + ": " + d.message;
+      result.diagnostics = std::move(errors);
+      return result;
+    }
+  }
+  return result;
+}
+
+} // namespace graphvet

@@ -1,0 +1,67 @@
+// The pass manager: the table of passes (name, summary, lowest optimization
+// level that runs it), pipeline assembly from a level, an explicit list and
+// --disable-pass, option overrides, and the verifier after every pass.
+#pragma once
+
+#include "ir/diagnostic.h"
+#include "ir/graph.h"
+#include "passes/remark.h"
+
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace graphvet {
+
+struct PipelineOptions {
+  unsigned optLevel = 3;                              ///< O0..O3
+  std::optional<std::vector<std::string>> passes;     ///< explicit list (overrides level)
+  std::vector<std::string> disabled;                  ///< --disable-pass NAME
+  std::map<std::string, std::string> optionOverrides; ///< --option K=V (over the options block)
+  bool verifyEach = true;                             ///< run verifyModule after every pass
+  bool conservative = false; ///< reserved for a later issue (--tm-conservative); ignored
+};
+
+struct PipelineResult {
+  bool ok = true;              ///< false when a pass broke verification or a name is unknown
+  std::string failedPass;      ///< which pass broke verification
+  Diagnostics diagnostics;     ///< verifier errors / unknown pass errors
+  Diagnostics warnings;        ///< e.g. malformed option values
+  std::vector<Remark> remarks; ///< every decision, in decision order
+  std::map<std::string, PassStats> stats; ///< by pass name
+};
+
+/// What a pass gets besides the module.
+struct PassContext {
+  const PipelineOptions &options;
+  std::vector<Remark> &remarks;
+  Diagnostics &warnings;
+};
+
+using PassRunFn = PassStats (*)(Module &m, PassContext &ctx);
+
+/// One row of the pass table; it drives runPipeline, `graphvet opt --passes`
+/// and its --help.
+struct PassInfo {
+  std::string_view name;
+  std::string_view summary;
+  unsigned minLevel; ///< runs at -O<minLevel> and above
+  PassRunFn run;
+};
+
+inline constexpr unsigned kMaxOptLevel = 3;
+
+/// Every pass, in pipeline order.
+std::span<const PassInfo> allPasses();
+/// The row for `name`, or nullptr.
+const PassInfo *findPass(std::string_view name);
+
+/// Applies the option overrides to `m.options` (so the printed module replays
+/// the run), assembles the pipeline and runs it. Stops at the first pass after
+/// which the verifier fails; an unknown pass name or level runs nothing.
+PipelineResult runPipeline(Module &m, const PipelineOptions &opts);
+
+} // namespace graphvet

@@ -1,0 +1,789 @@
+// TensorMoveDeletePass. Each TensorMove is decided in the module's
+// topological order (subgraphs inlined at their holder): reserved attributes,
+// then the source trace and Rules 1-5 of the design, then, if every rule
+// holds, the deletion. A deletion re-queues the TensorMoves around it, so the
+// pass runs to a fixpoint (bounded by maxVisitsPerTensorMove).
+// docs/passes/tensor-move-delete.md is the user-facing account of the rules,
+// including where this implementation departs from the reference design.
+#include "passes/tensor_move_delete.h"
+
+#include "ir/op_library.h"
+#include "ir/printer.h"
+#include "passes/buffer_analysis.h"
+#include "passes/order_index.h"
+
+#include <algorithm>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <set>
+
+namespace graphvet {
+namespace {
+
+enum class Outcome { Delete, Keep, Skip };
+
+/// A TensorMove's successor (a node consuming its output), with what it does
+/// to the memory it gets from the TensorMove.
+struct SuccInfo {
+  NodeId node = kNoNode;
+  std::vector<uint32_t> slots;
+  AccessClass access = AccessClass::ReadOnly; ///< effective, through aliases
+  bool passesOn = false;
+};
+
+/// Another consumer of the TensorMove's producer output.
+struct SiblingInfo {
+  NodeId node = kNoNode;
+  std::vector<uint32_t> slots;
+};
+
+struct Verdict {
+  Outcome outcome = Outcome::Keep;
+  std::string rule;
+  std::string reason; ///< for Keep/Skip: "Rule 3: sibling out is a NetOutput"
+  SourceTrace trace;
+  /// Scenario-5 control edges sibling -> successor to add before deleting.
+  std::vector<std::pair<NodeId, NodeId>> pending;
+};
+
+Verdict keepFor(std::string rule, std::string reason) {
+  Verdict v;
+  v.outcome = Outcome::Keep;
+  v.rule = std::move(rule);
+  v.reason = std::move(reason);
+  return v;
+}
+
+std::string joinLimited(const std::vector<std::string> &items, size_t limit) {
+  std::string out;
+  for (size_t i = 0; i < items.size() && i < limit; ++i)
+    out += (i ? ", " : "") + items[i];
+  if (items.size() > limit)
+    out += ", +" + std::to_string(items.size() - limit) + " more";
+  return out;
+}
+
+class TensorMoveDeleter {
+public:
+  TensorMoveDeleter(Module &m, const TensorMoveDeleteOptions &options)
+      : m_(m), opts_(options), index_(m), orders_(m.numGraphs()) {
+    for (GraphId g = 0; g < m.numGraphs(); ++g)
+      maxTraceSteps_ += m.graph(g).capacity();
+    maxTraceSteps_ += 1;
+  }
+
+  TensorMoveDeleteStats run(std::vector<Remark> *remarks);
+
+private:
+  OrderIndex &order(GraphId g);
+  std::vector<NodeRef> tensorMovesInOrder();
+
+  std::string name(GraphId g, NodeId n) const;
+  std::string describe(GraphId g, NodeId n) const { return m_.graph(g).node(n).type + " " + name(g, n); }
+  std::string describeSource(const SourceTrace &t) const;
+  std::string sourceName(const SourceTrace &t) const;
+
+  Verdict decide(NodeRef t);
+  std::optional<Verdict> checkRule1(NodeRef t, const SourceTrace &trace,
+                                    const std::vector<SuccInfo> &succs);
+  std::optional<Verdict> checkRule2(NodeRef t, const SourceTrace &trace);
+  std::optional<Verdict> checkRule3(NodeRef t, Verdict &v, const std::vector<SuccInfo> &succs,
+                                    const std::vector<SiblingInfo> &siblings);
+  std::optional<Verdict> checkRule4(const SourceTrace &trace, GraphId g,
+                                    const std::vector<SuccInfo> &succs);
+  std::optional<Verdict> checkRule5(NodeRef t, const SourceTrace &trace);
+  const BufferUses &tensorMoveUses(NodeRef t);
+
+  /// Adds the pending and moved control edges and removes the TensorMove.
+  /// Returns false (with the graph unchanged) when an edge would close a
+  /// cycle; `v` then becomes the keep verdict.
+  bool apply(NodeRef t, Verdict &v, std::vector<std::string> &added,
+             std::vector<std::string> &moved);
+  void requeueNeighbours(NodeRef t, OutPort producer, const std::vector<InPort> &consumers,
+                         const std::vector<NodeId> &ctrlNeighbours);
+
+  Module &m_;
+  const TensorMoveDeleteOptions &opts_;
+  ModuleIndex index_;
+  std::vector<std::unique_ptr<OrderIndex>> orders_;
+  std::vector<std::optional<std::vector<NodeId>>> topo_;
+  size_t maxTraceSteps_ = 0;
+  TensorMoveDeleteStats stats_;
+
+  // Fixpoint bookkeeping.
+  std::deque<NodeRef> queue_;
+  std::set<NodeRef> queued_;
+  std::map<NodeRef, unsigned> visits_;
+
+  // Per-decision cache of the forward exploration from the TensorMove.
+  std::optional<BufferUses> tmUses_;
+};
+
+OrderIndex &TensorMoveDeleter::order(GraphId g) {
+  if (!orders_[g]) {
+    if (topo_.size() <= g || !topo_[g])
+      orders_[g] = std::make_unique<OrderIndex>(m_.graph(g), m_.graph(g).topoOrder());
+    else
+      orders_[g] = std::make_unique<OrderIndex>(m_.graph(g), topo_[g]);
+  }
+  return *orders_[g];
+}
+
+std::vector<NodeRef> TensorMoveDeleter::tensorMovesInOrder() {
+  // Depth-first over the graph nesting: a subgraph's nodes take the place of
+  // the node holding it, so "topological order" spans the whole module.
+  std::vector<NodeRef> out;
+  topo_.assign(m_.numGraphs(), std::nullopt);
+  std::vector<bool> seen(m_.numGraphs(), false);
+  struct Frame {
+    GraphId g;
+    std::vector<NodeId> nodes;
+    size_t next = 0;
+  };
+  std::vector<Frame> stack;
+  auto enter = [&](GraphId g) {
+    if (g >= m_.numGraphs() || seen[g] || !m_.graph(g).alive)
+      return;
+    seen[g] = true;
+    topo_[g] = m_.graph(g).topoOrder();
+    stack.push_back({g, topo_[g] ? *topo_[g] : m_.graph(g).liveNodes(), 0});
+  };
+  if (m_.numGraphs() > 0)
+    enter(0);
+  while (!stack.empty()) {
+    Frame &f = stack.back();
+    if (f.next == f.nodes.size()) {
+      stack.pop_back();
+      continue;
+    }
+    GraphId g = f.g;
+    const Node &n = m_.graph(g).node(f.nodes[f.next++]);
+    if (isTensorMove(n))
+      out.push_back({g, n.id});
+    for (auto it = n.subgraphs.rbegin(); it != n.subgraphs.rend(); ++it)
+      enter(*it); // pushed in reverse: the first subgraph runs first
+  }
+  return out;
+}
+
+std::string TensorMoveDeleter::name(GraphId g, NodeId n) const {
+  const std::string &node = formatName(m_.graph(g).node(n).name);
+  if (g == 0)
+    return node;
+  return formatName(m_.graph(g).name) + "/" + node;
+}
+
+std::string TensorMoveDeleter::sourceName(const SourceTrace &t) const {
+  const TraceStep &src = t.steps.back();
+  std::string s = name(src.graph, src.port.node);
+  if (m_.graph(src.graph).node(src.port.node).numOutputs > 1)
+    s += ":" + std::to_string(src.port.index);
+  return s;
+}
+
+std::string TensorMoveDeleter::describeSource(const SourceTrace &t) const {
+  std::string s = "source " + sourceName(t);
+  switch (t.kind) {
+  case SourceKind::UserInput:
+    s += " (user input " + std::to_string(t.userInput) + ")";
+    break;
+  case SourceKind::Variable:
+    s += " (variable)";
+    break;
+  case SourceKind::VariableRef:
+    s += " (variable reference)";
+    break;
+  case SourceKind::Weight:
+    s += " (weight)";
+    break;
+  default:
+    break;
+  }
+  if (t.steps.size() > 1) {
+    std::vector<std::string> via;
+    for (size_t i = 0; i + 1 < t.steps.size(); ++i)
+      via.push_back(describe(t.steps[i].graph, t.steps[i].port.node));
+    s += " via " + joinLimited(via, 8);
+  }
+  return s;
+}
+
+const BufferUses &TensorMoveDeleter::tensorMoveUses(NodeRef t) {
+  if (!tmUses_) {
+    std::vector<SlotRef> slots = consumerSlots(m_, {t.graph, {t.node, 0}});
+    tmUses_ = exploreUses(m_, index_, slots, opts_.analysisBudget);
+  }
+  return *tmUses_;
+}
+
+Verdict TensorMoveDeleter::decide(NodeRef t) {
+  tmUses_.reset();
+  const Graph &g = m_.graph(t.graph);
+  const Node &tm = g.node(t.node);
+
+  // 0. Reserved attributes.
+  if (tm.boolAttr("_cannot_be_deleted")) {
+    Verdict v = keepFor("reserved-attr", "reserved attribute _cannot_be_deleted = true");
+    v.outcome = Outcome::Skip;
+    return v;
+  }
+  if (tm.attr("no_need_constant_folding")) {
+    Verdict v = keepFor("reserved-attr", "reserved attribute no_need_constant_folding");
+    v.outcome = Outcome::Skip;
+    return v;
+  }
+  if (tm.inputs.size() != 1 || !tm.inputs[0])
+    return keepFor("malformed-tensor-move", "it does not have exactly one connected input");
+  for (uint32_t k = 1; k < tm.numOutputs; ++k)
+    if (!tm.consumers[k].empty())
+      return keepFor("malformed-tensor-move",
+                     "its output " + std::to_string(k) + " is used; a TensorMove has one output");
+  if (aliasedInput(tm, 0) || isInputMutable(tm))
+    return keepFor("malformed-tensor-move",
+                   "its attributes make it alias or write its input instead of copying it");
+  if (!order(t.graph).valid())
+    return keepFor("cyclic-graph", "graph " + formatName(g.name) + " has a cycle");
+
+  // 1. Trace the real source.
+  Verdict v;
+  v.trace = traceSource(m_, index_, t.graph, *tm.inputs[0], maxTraceSteps_);
+  const SourceTrace &trace = v.trace;
+
+  // The successors, each explored forward once (the effective class of what
+  // happens to the memory handed to it, through views and subgraphs).
+  std::vector<SuccInfo> succs;
+  for (InPort c : tm.consumers[0]) {
+    auto it = std::find_if(succs.begin(), succs.end(),
+                           [&](const SuccInfo &s) { return s.node == c.node; });
+    if (it == succs.end()) {
+      succs.push_back({c.node, {}, AccessClass::ReadOnly, false});
+      it = succs.end() - 1;
+    }
+    it->slots.push_back(c.index);
+  }
+  for (SuccInfo &s : succs)
+    for (uint32_t slot : s.slots) {
+      SlotRef start{t.graph, {s.node, slot}};
+      BufferUses uses =
+          exploreUses(m_, index_, std::span<const SlotRef>(&start, 1), opts_.analysisBudget);
+      s.access = combine(s.access, uses.access);
+      s.passesOn = s.passesOn || passesMemoryOn(m_, index_, t.graph, s.node, slot,
+                                                opts_.analysisBudget);
+    }
+
+  if (auto keep = checkRule1(t, trace, succs))
+    return *keep;
+  if (auto keep = checkRule2(t, trace))
+    return *keep;
+
+  // Siblings: the other consumers of the TensorMove's producer output.
+  std::vector<SiblingInfo> siblings;
+  const TraceStep &producer = trace.steps.front();
+  for (InPort c : g.consumers(producer.port)) {
+    if (c.node == t.node)
+      continue;
+    auto it = std::find_if(siblings.begin(), siblings.end(),
+                           [&](const SiblingInfo &s) { return s.node == c.node; });
+    if (it == siblings.end()) {
+      siblings.push_back({c.node, {}});
+      it = siblings.end() - 1;
+    }
+    it->slots.push_back(c.index);
+  }
+  if (auto keep = checkRule3(t, v, succs, siblings))
+    return *keep;
+  if (auto keep = checkRule4(trace, t.graph, succs))
+    return *keep;
+  if (auto keep = checkRule5(t, trace))
+    return *keep;
+
+  // Every rule holds: name the scenario the deletion falls under.
+  v.outcome = Outcome::Delete;
+  if (!siblings.empty()) {
+    bool writingSibling = false;
+    for (const SiblingInfo &s : siblings)
+      for (uint32_t slot : s.slots)
+        writingSibling = writingSibling || writes(directAccess(g.node(s.node), slot));
+    v.rule = !v.pending.empty() ? "scenario5-read-write"
+             : writingSibling   ? "scenario5-write-read"
+                                : "scenario5-read-read";
+  } else if (trace.kind == SourceKind::UserInput) {
+    v.rule = "scenario3";
+  } else if (trace.kind != SourceKind::Ordinary) {
+    v.rule = "scenario4";
+  } else {
+    v.rule = trace.steps.size() > 1 ? "scenario2" : "scenario1";
+  }
+  return v;
+}
+
+std::optional<Verdict> TensorMoveDeleter::checkRule1(NodeRef t, const SourceTrace &trace,
+                                                     const std::vector<SuccInfo> &succs) {
+  if (trace.kind == SourceKind::None)
+    return keepFor("rule1-no-path", "Rule 1: no path to a source (" + trace.failure + ")");
+  if (trace.kind == SourceKind::ControlFlow)
+    return keepFor("rule1-control-flow",
+                   "Rule 1: the trace ends at control flow " +
+                       describe(trace.controlFlow.graph, trace.controlFlow.node));
+  bool special = trace.kind == SourceKind::Variable || trace.kind == SourceKind::VariableRef ||
+                 trace.kind == SourceKind::Weight;
+  if (!special)
+    return std::nullopt;
+  // Scenario 4: only the direct successors are examined; each must only
+  // read the memory and keep it to itself.
+  std::string what = "Rule 1: source " + sourceName(trace) + " is a " +
+                     sourceKindName(trace.kind) + " and successor ";
+  for (const SuccInfo &s : succs) {
+    const Node &n = m_.graph(t.graph).node(s.node);
+    std::string succ = name(t.graph, s.node);
+    if (opKind(n) == OpKind::NetOutput)
+      return keepFor("rule1-special-successor-netoutput", what + succ + " is a NetOutput");
+    if (holdsSubgraphs(n))
+      return keepFor("rule1-special-successor-subgraph", what + succ + " holds subgraphs");
+    if (writes(s.access))
+      return keepFor("rule1-special-successor-writes", what + succ + " writes it");
+    if (s.passesOn)
+      return keepFor("rule1-special-successor-passes-memory",
+                     what + succ + " passes the memory on");
+  }
+  return std::nullopt;
+}
+
+std::optional<Verdict> TensorMoveDeleter::checkRule2(NodeRef t, const SourceTrace &trace) {
+  if (trace.kind == SourceKind::UnnamedUserInput)
+    return keepFor("rule2-no-grant", "Rule 2: source " + sourceName(trace) +
+                                         " is caller memory without an index, which no option "
+                                         "can grant");
+  if (trace.kind != SourceKind::UserInput)
+    return std::nullopt;
+  uint32_t k = trace.userInput;
+  std::string input = "user input " + std::to_string(k) + " (" + sourceName(trace) + ")";
+  if (opts_.grants.reusableInputs.count(k))
+    return std::nullopt;
+  std::set<uint32_t> outs = opts_.grants.outputsFor(k);
+  if (outs.empty())
+    return keepFor("rule2-no-grant", "Rule 2: " + input + " is caller memory and no option "
+                                                          "grants its reuse");
+  // outputReuseInputMemIndexes grants sharing with the named graph outputs
+  // only: the memory behind the TensorMove must not reach any other one.
+  const BufferUses &uses = tensorMoveUses(t);
+  std::vector<std::string> allowed;
+  for (uint32_t j : outs)
+    allowed.push_back(std::to_string(j));
+  if (uses.overBudget)
+    return keepFor("rule2-output-index", "Rule 2: " + input +
+                                             " may share memory only with graph output(s) " +
+                                             joinLimited(allowed, 8) +
+                                             ", and the analysis budget ran out");
+  for (uint32_t j : uses.rootOutputs)
+    if (!outs.count(j))
+      return keepFor("rule2-output-index",
+                     "Rule 2: " + input + " may share memory only with graph output(s) " +
+                         joinLimited(allowed, 8) + ", but the copy reaches graph output " +
+                         std::to_string(j));
+  return std::nullopt;
+}
+
+std::optional<Verdict> TensorMoveDeleter::checkRule3(NodeRef t, Verdict &v,
+                                                     const std::vector<SuccInfo> &succs,
+                                                     const std::vector<SiblingInfo> &siblings) {
+  const SourceTrace &trace = v.trace;
+  // A ref or view with two connected outputs aliasing the traced input.
+  for (const TraceStep &step : trace.steps) {
+    const Node &n = m_.graph(step.graph).node(step.port.node);
+    auto in = aliasedInput(n, step.port.index);
+    if (!in)
+      continue;
+    for (uint32_t k = 0; k < n.numOutputs; ++k)
+      if (k != step.port.index && aliasedInput(n, k) == in && !n.consumers[k].empty())
+        return keepFor("rule3-multi-output-ref",
+                       "Rule 3: " + describe(step.graph, n.id) + " has outputs " +
+                           std::to_string(step.port.index) + " and " + std::to_string(k) +
+                           " both aliasing its input " + std::to_string(*in));
+  }
+  // Fan-out above the direct producer, and Data nodes that share a buffer
+  // with another Data node (same parent input or same user input).
+  for (size_t i = 0; i < trace.steps.size(); ++i) {
+    const TraceStep &step = trace.steps[i];
+    const Graph &graph = m_.graph(step.graph);
+    const Node &n = graph.node(step.port.node);
+    size_t consumers = graph.consumers(step.port).size();
+    if (i > 0 && consumers > 1)
+      return keepFor("rule3-fan-out", "Rule 3: " + describe(step.graph, n.id) +
+                                          " on the path has " + std::to_string(consumers) +
+                                          " consumers");
+    if (opKind(n) != OpKind::DataSource)
+      continue;
+    std::span<const NodeId> sharing;
+    if (step.graph == 0 && graph.parentNode == kNoNode) {
+      if (auto k = n.intAttr("index"); k && *k >= 0 && *k <= INT32_MAX)
+        sharing = index_.rootDataWithIndex(static_cast<uint32_t>(*k));
+    } else if (auto p = n.intAttr("_parent_node_index"); p && *p >= 0 && *p <= INT32_MAX) {
+      sharing = index_.dataForParentInput(step.graph, static_cast<uint32_t>(*p));
+    }
+    for (NodeId other : sharing)
+      if (other != n.id && graph.node(other).alive)
+        return keepFor("rule3-fan-out", "Rule 3: " + describe(step.graph, n.id) +
+                                            " shares its memory with " +
+                                            describe(step.graph, other));
+  }
+  if (siblings.empty())
+    return std::nullopt;
+
+  // Scenario 5: the producer output also feeds siblings.
+  Graph &g = m_.graph(t.graph);
+  OrderIndex &ord = order(t.graph);
+  for (const SiblingInfo &sib : siblings) {
+    const Node &sn = g.node(sib.node);
+    std::string sibName = name(t.graph, sib.node);
+    if (opKind(sn) == OpKind::NetOutput)
+      return keepFor("rule3-sibling-netoutput", "Rule 3: sibling " + sibName + " is a NetOutput");
+    if (holdsSubgraphs(sn))
+      return keepFor("rule3-sibling-subgraph",
+                     "Rule 3: sibling " + sibName + " holds subgraphs");
+    bool sibWrites = false;
+    for (uint32_t slot : sib.slots) {
+      if (passesMemoryOn(m_, index_, t.graph, sib.node, slot, opts_.analysisBudget))
+        return keepFor("rule3-sibling-passes-memory",
+                       "Rule 3: sibling " + sibName + " passes the memory on");
+      sibWrites = sibWrites || writes(directAccess(sn, slot));
+    }
+    for (const SuccInfo &succ : succs) {
+      std::string succName = name(t.graph, succ.node);
+      bool succWrites = writes(succ.access);
+      if (sibWrites) {
+        if (succWrites)
+          return keepFor("rule3-both-write", "Rule 3: sibling " + sibName + " and successor " +
+                                                 succName + " both write the memory");
+        if (succ.passesOn)
+          return keepFor("rule3-successor-passes-memory",
+                         "Rule 3: sibling " + sibName + " writes the memory and successor " +
+                             succName + " passes it on");
+        if (!g.hasCtrlEdge(succ.node, sib.node))
+          return keepFor("rule3-no-order", "Rule 3: sibling " + sibName +
+                                               " writes the memory and no control edge " +
+                                               succName + " -> " + sibName + " orders it");
+      } else if (succWrites) {
+        if (succ.node == sib.node)
+          return keepFor("rule3-successor-is-sibling",
+                         "Rule 3: successor " + succName +
+                             " writes the copy and also reads the source directly");
+        if (ord.reaches(succ.node, sib.node))
+          return keepFor("rule3-cycle", "Rule 3: the control edge " + sibName + " -> " +
+                                            succName + " would close a cycle");
+        v.pending.push_back({sib.node, succ.node});
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<Verdict> TensorMoveDeleter::checkRule4(const SourceTrace &trace, GraphId g,
+                                                     const std::vector<SuccInfo> &succs) {
+  const TraceStep &producer = trace.steps.front();
+  OutputClass out;
+  switch (trace.kind) {
+  case SourceKind::Weight:
+    out = OutputClass::ReadOnlyConst;
+    break;
+  case SourceKind::Variable:
+  case SourceKind::VariableRef:
+  case SourceKind::UserInput:
+  case SourceKind::UnnamedUserInput:
+    out = OutputClass::Writeable;
+    break;
+  default:
+    if (trace.refOnPath)
+      out = OutputClass::Writeable;
+    else
+      out = m_.graph(producer.graph).consumers(producer.port).size() > 1 ? OutputClass::ReadOnly
+                                                                          : OutputClass::SoftRead;
+  }
+  for (const SuccInfo &s : succs)
+    if (conflicts(out, s.access))
+      return keepFor("rule4-conflict",
+                     "Rule 4: the producer output " +
+                         name(producer.graph, producer.port.node) + ":" +
+                         std::to_string(producer.port.index) + " is " + outputClassName(out) +
+                         " and successor " + name(g, s.node) + " is " +
+                         accessClassName(s.access));
+  return std::nullopt;
+}
+
+std::optional<Verdict> TensorMoveDeleter::checkRule5(NodeRef t, const SourceTrace &trace) {
+  // Memory classes of semantics.md §6 for the two buffers being merged: the
+  // source's (S) and the copy's (B). Only conflicts the merge creates count.
+  const BufferUses &copy = tensorMoveUses(t);
+  if (copy.overBudget)
+    return keepFor("rule5-layout", "Rule 5: the layout analysis budget ran out");
+  if (copy.rootOutputs.empty() && copy.continuousUsers.empty())
+    return std::nullopt; // B carries no layout class: merging adds nothing
+  const TraceStep &src = trace.steps.back();
+  bool callerInput =
+      trace.kind == SourceKind::UserInput || trace.kind == SourceKind::UnnamedUserInput;
+  bool weight = trace.kind == SourceKind::Weight;
+  PortRef merged{src.graph, src.port};
+  PortRef copyPort{t.graph, {t.node, 0}};
+  // The exception of §6: every input of the continuous op is the merged buffer.
+  auto allInputsMerged = [&](NodeRef c) {
+    const Node &n = m_.graph(c.graph).node(c.node);
+    for (const auto &in : n.inputs) {
+      if (!in)
+        return false;
+      SourceTrace tr = traceSource(m_, index_, c.graph, *in, maxTraceSteps_);
+      if (tr.steps.empty())
+        return false;
+      PortRef end{tr.steps.back().graph, tr.steps.back().port};
+      if (end != merged && end != copyPort)
+        return false;
+    }
+    return true;
+  };
+  if (callerInput || weight)
+    for (NodeRef c : copy.continuousUsers)
+      if (!allInputsMerged(c))
+        return keepFor("rule5-layout", "Rule 5: " + describe(c.graph, c.node) +
+                                           " needs continuous inputs and would read " +
+                                           (weight ? "a weight" : "caller memory") +
+                                           " directly");
+  if (weight && !copy.rootOutputs.empty())
+    return keepFor("rule5-layout", "Rule 5: graph output " +
+                                       std::to_string(*copy.rootOutputs.begin()) +
+                                       " would be a weight");
+  // The source side (its other readers) matters only now.
+  BufferUses source = exploreUses(m_, index_, consumerSlots(m_, {src.graph, src.port}),
+                                  opts_.analysisBudget);
+  if (source.overBudget)
+    return keepFor("rule5-layout", "Rule 5: the layout analysis budget ran out");
+  if (!copy.rootOutputs.empty())
+    for (NodeRef c : source.continuousUsers)
+      if (!(c.graph == t.graph && c.node == t.node) && !allInputsMerged(c))
+        return keepFor("rule5-layout", "Rule 5: " + describe(c.graph, c.node) +
+                                           " needs continuous inputs and the merged memory "
+                                           "would be graph output " +
+                                           std::to_string(*copy.rootOutputs.begin()));
+  if (!source.rootOutputs.empty())
+    for (NodeRef c : copy.continuousUsers)
+      if (!allInputsMerged(c))
+        return keepFor("rule5-layout", "Rule 5: " + describe(c.graph, c.node) +
+                                           " needs continuous inputs and the merged memory "
+                                           "would be graph output " +
+                                           std::to_string(*source.rootOutputs.begin()));
+  return std::nullopt;
+}
+
+bool TensorMoveDeleter::apply(NodeRef t, Verdict &v, std::vector<std::string> &added,
+                              std::vector<std::string> &moved) {
+  Graph &g = m_.graph(t.graph);
+  OrderIndex &ord = order(t.graph);
+  const Node &tm = g.node(t.node);
+  OutPort producer = *tm.inputs[0];
+  std::vector<NodeId> consumers;
+  for (InPort c : tm.consumers[0])
+    if (std::find(consumers.begin(), consumers.end(), c.node) == consumers.end())
+      consumers.push_back(c.node);
+  std::vector<NodeId> ctrlPreds = tm.ctrlIn, ctrlSuccs = tm.ctrlOut;
+
+  auto hasDataEdge = [&](NodeId from, NodeId to) {
+    for (const auto &in : g.node(to).inputs)
+      if (in && in->node == from)
+        return true;
+    return false;
+  };
+  auto edgeText = [&](NodeId a, NodeId b) { return name(t.graph, a) + " -> " + name(t.graph, b); };
+
+  // Phase A, with the TensorMove still in place so that nothing is lost if
+  // an edge would close a cycle: the scenario-5 edges, and the edges that
+  // keep the TensorMove's control successors after every reader of the
+  // memory (the consumers now read the source where the copy used to).
+  std::vector<std::pair<NodeId, NodeId>> phaseA;
+  auto rollback = [&] {
+    for (auto [a, b] : phaseA)
+      g.removeCtrlEdge(a, b);
+  };
+  for (auto [sib, succ] : v.pending) {
+    if (g.hasCtrlEdge(sib, succ) || hasDataEdge(sib, succ))
+      continue; // already ordered directly
+    bool isNew = false;
+    if (!ord.addCtrlEdge(sib, succ, &isNew)) {
+      rollback();
+      v = keepFor("rule3-cycle",
+                  "Rule 3: the control edge " + edgeText(sib, succ) + " would close a cycle");
+      return false;
+    }
+    if (isNew) {
+      phaseA.push_back({sib, succ});
+      added.push_back(edgeText(sib, succ));
+    }
+  }
+  std::vector<std::string> movedA;
+  for (NodeId cs : ctrlSuccs)
+    for (NodeId c : consumers) {
+      if (c == cs || g.hasCtrlEdge(c, cs) || hasDataEdge(c, cs))
+        continue;
+      bool isNew = false;
+      if (!ord.addCtrlEdge(c, cs, &isNew)) {
+        rollback();
+        v = keepFor("ctrl-order-cycle", "moving the control edge " + edgeText(t.node, cs) +
+                                            " onto consumer " + name(t.graph, c) +
+                                            " would close a cycle");
+        return false;
+      }
+      if (isNew) {
+        phaseA.push_back({c, cs});
+        movedA.push_back(edgeText(c, cs));
+      }
+    }
+
+  // Phase B: the consumers read the producer; the TensorMove goes; its
+  // remaining orderings (pred -> consumer, producer -> succ, and pred -> succ
+  // when nothing consumed the copy) are re-made directly. Each of these was
+  // implied by a path through the TensorMove, so none can close a cycle and
+  // the topological index stays valid without re-numbering.
+  g.replaceAllUses({t.node, 0}, producer);
+  g.removeNode(t.node);
+  auto addMoved = [&](NodeId a, NodeId b) {
+    if (a == b || g.hasCtrlEdge(a, b) || hasDataEdge(a, b))
+      return;
+    bool isNew = false;
+    ord.addCtrlEdge(a, b, &isNew);
+    if (isNew)
+      moved.push_back(edgeText(a, b));
+  };
+  for (NodeId cp : ctrlPreds)
+    for (NodeId c : consumers)
+      addMoved(cp, c);
+  for (NodeId cs : ctrlSuccs)
+    addMoved(producer.node, cs);
+  if (consumers.empty())
+    for (NodeId cp : ctrlPreds)
+      for (NodeId cs : ctrlSuccs)
+        addMoved(cp, cs);
+  moved.insert(moved.begin(), movedA.begin(), movedA.end());
+  stats_.ctrlEdgesAdded += static_cast<int64_t>(added.size() + moved.size());
+  return true;
+}
+
+void TensorMoveDeleter::requeueNeighbours(NodeRef t, OutPort producer,
+                                          const std::vector<InPort> &consumers,
+                                          const std::vector<NodeId> &ctrlNeighbours) {
+  const Graph &g = m_.graph(t.graph);
+  std::vector<NodeRef> candidates;
+  candidates.push_back({t.graph, producer.node});
+  for (InPort c : g.consumers(producer))
+    candidates.push_back({t.graph, c.node});
+  for (NodeId n : ctrlNeighbours)
+    candidates.push_back({t.graph, n});
+  // TensorMoves whose trace ran into the deleted one through views or
+  // subgraph boundaries now trace further.
+  // (Relinking kept each consumer's slot, so the TensorMove's former
+  // consumer slots now read the producer.)
+  std::vector<SlotRef> slots;
+  for (InPort in : consumers)
+    slots.push_back({t.graph, in});
+  std::vector<SlotRef> reached;
+  exploreUses(m_, index_, slots, opts_.analysisBudget, &reached);
+  for (const SlotRef &s : reached)
+    candidates.push_back({s.graph, s.slot.node});
+  for (const NodeRef &c : candidates) {
+    const Node &n = m_.graph(c.graph).node(c.node);
+    if (!n.alive || !isTensorMove(n) || queued_.count(c))
+      continue;
+    auto v = visits_.find(c);
+    if (v == visits_.end() || v->second >= opts_.maxVisitsPerTensorMove)
+      continue; // not decided yet (already queued) or out of visits
+    queue_.push_back(c);
+    queued_.insert(c);
+  }
+}
+
+TensorMoveDeleteStats TensorMoveDeleter::run(std::vector<Remark> *remarks) {
+  std::vector<NodeRef> all = tensorMovesInOrder();
+  stats_.tensorMoves = static_cast<int64_t>(all.size());
+  for (const NodeRef &t : all) {
+    queue_.push_back(t);
+    queued_.insert(t);
+  }
+  // One remark per TensorMove: a re-decision replaces the earlier one and
+  // moves it to the end (remarks come out in the order of final decisions).
+  std::vector<std::optional<Remark>> log;
+  std::map<NodeRef, size_t> logIndex;
+  std::map<NodeRef, Outcome> finalOutcome;
+
+  while (!queue_.empty()) {
+    NodeRef t = queue_.front();
+    queue_.pop_front();
+    queued_.erase(t);
+    Graph &g = m_.graph(t.graph);
+    if (!g.node(t.node).alive)
+      continue;
+    ++visits_[t];
+    Remark remark;
+    remark.pass = std::string(kTensorMoveDeleteName);
+    remark.node = g.node(t.node).name;
+    remark.graph = g.name;
+    remark.loc = g.node(t.node).loc;
+    std::string tmName = name(t.graph, t.node);
+
+    Verdict v = decide(t);
+    if (v.outcome == Outcome::Delete) {
+      OutPort producer = *g.node(t.node).inputs[0];
+      std::vector<InPort> consumers = g.node(t.node).consumers[0];
+      std::vector<NodeId> ctrlNeighbours = g.node(t.node).ctrlIn;
+      for (NodeId n : g.node(t.node).ctrlOut)
+        ctrlNeighbours.push_back(n);
+      std::vector<std::string> added, moved;
+      std::string source = describeSource(v.trace);
+      std::string rule = v.rule;
+      if (apply(t, v, added, moved)) {
+        std::string msg = "deleted " + tmName + " (" + source;
+        if (!added.empty())
+          msg += "; added ctrl " + joinLimited(added, 4);
+        if (!moved.empty())
+          msg += "; moved ctrl " + joinLimited(moved, 4);
+        msg += ")";
+        remark.decision = "deleted";
+        remark.rule = rule;
+        remark.message = msg;
+        requeueNeighbours(t, producer, consumers, ctrlNeighbours);
+      }
+    }
+    if (v.outcome != Outcome::Delete) {
+      remark.decision = v.outcome == Outcome::Skip ? "skipped" : "kept";
+      remark.rule = v.rule;
+      remark.message = remark.decision + " " + tmName + ": " + v.reason;
+    }
+    finalOutcome[t] = remark.decision == "deleted" ? Outcome::Delete
+                      : remark.decision == "skipped" ? Outcome::Skip
+                                                     : Outcome::Keep;
+    if (auto it = logIndex.find(t); it != logIndex.end())
+      log[it->second].reset();
+    logIndex[t] = log.size();
+    log.push_back(std::move(remark));
+  }
+  for (const auto &[t, outcome] : finalOutcome) {
+    if (outcome == Outcome::Delete)
+      ++stats_.deleted;
+    else if (outcome == Outcome::Skip)
+      ++stats_.skipped;
+  }
+  stats_.kept = stats_.tensorMoves - stats_.deleted;
+  if (remarks)
+    for (auto &r : log)
+      if (r)
+        remarks->push_back(std::move(*r));
+  return stats_;
+}
+
+} // namespace
+
+TensorMoveDeleteStats runTensorMoveDelete(Module &m, const TensorMoveDeleteOptions &options,
+                                          std::vector<Remark> *remarks) {
+  if (m.numGraphs() == 0)
+    return {};
+  TensorMoveDeleter pass(m, options);
+  return pass.run(remarks);
+}
+
+} // namespace graphvet

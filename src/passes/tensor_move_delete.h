@@ -1,0 +1,45 @@
+// TensorMoveDeletePass: removes every TensorMove whose copy is provably
+// redundant (docs/passes/tensor-move-delete.md explains how it decides).
+// MLIR-style entry point: an options struct and one run function returning
+// statistics; every decision is explained by one Remark per TensorMove.
+#pragma once
+
+#include "ir/graph.h"
+#include "passes/remark.h"
+#include "passes/reuse_options.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace graphvet {
+
+inline constexpr std::string_view kTensorMoveDeleteName = "tensor-move-delete";
+
+struct TensorMoveDeleteOptions {
+  /// What the memory-reuse options grant for root Data sources (Rule 2).
+  /// Default: nothing, so a TensorMove of caller memory is always kept.
+  ReuseGrants grants;
+  /// Most input slots one forward exploration of a buffer may visit; beyond
+  /// it the analysis answers "unknown" and the TensorMove is kept.
+  size_t analysisBudget = size_t{1} << 16;
+  /// How many times one TensorMove may be decided (the first visit plus
+  /// re-visits after a neighbour was deleted). Bounds the fixpoint.
+  unsigned maxVisitsPerTensorMove = 4;
+};
+
+struct TensorMoveDeleteStats {
+  int64_t tensorMoves = 0;    ///< TensorMoves in the module before the pass
+  int64_t deleted = 0;        ///< removed
+  int64_t kept = 0;           ///< left in place (skipped ones included)
+  int64_t skipped = 0;        ///< left in place because of a reserved attribute
+  int64_t ctrlEdgesAdded = 0; ///< control edges the pass added (scenario 5 and moved ones)
+};
+
+/// Runs the pass over every graph of `m`. When `remarks` is given, appends
+/// exactly one remark per TensorMove (its final decision), in the order the
+/// final decisions were taken.
+TensorMoveDeleteStats runTensorMoveDelete(Module &m, const TensorMoveDeleteOptions &options,
+                                          std::vector<Remark> *remarks);
+
+} // namespace graphvet

@@ -1,0 +1,223 @@
+// Graph bookkeeping: consumer lists under every mutation, tombstones,
+// topological order and its tie-breaking, cycles, reachability, and the
+// canonical graph order of a module.
+#include "ir/graph.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+namespace graphvet {
+namespace {
+
+using Consumers = std::vector<InPort>;
+
+TEST(Graph, AddNodeRecordsConsumersInEdgeOrder) {
+  Graph g;
+  NodeId a = g.addNode("a", "Split", {}, 2);
+  NodeId b = g.addNode("b", "Add", {OutPort{a, 0}, OutPort{a, 1}, OutPort{a, 0}});
+  EXPECT_EQ(g.node(a).consumers[0], (Consumers{{b, 0}, {b, 2}}));
+  EXPECT_EQ(g.node(a).consumers[1], (Consumers{{b, 1}}));
+  EXPECT_EQ(g.find("b"), b);
+  EXPECT_EQ(g.numLiveNodes(), 2u);
+}
+
+TEST(Graph, DefaultOutputCountComesFromTheOpLibrary) {
+  Graph g;
+  NodeId a = g.addNode("a", "A");
+  NodeId n = g.addNode("n", "NetOutput", {OutPort{a, 0}});
+  NodeId w = g.addNode("w", "While", {OutPort{a, 0}, OutPort{a, 0}, std::nullopt});
+  EXPECT_EQ(g.node(a).numOutputs, 1u);
+  EXPECT_EQ(g.node(n).numOutputs, 0u);
+  EXPECT_EQ(g.node(w).numOutputs, 3u);
+}
+
+TEST(Graph, SetInputMovesTheConsumerEntry) {
+  Graph g;
+  NodeId a = g.addNode("a", "A");
+  NodeId b = g.addNode("b", "B");
+  NodeId c = g.addNode("c", "C", {OutPort{a, 0}});
+  g.setInput({c, 0}, OutPort{b, 0});
+  EXPECT_TRUE(g.node(a).consumers[0].empty());
+  EXPECT_EQ(g.node(b).consumers[0], (Consumers{{c, 0}}));
+  g.setInput({c, 0}, std::nullopt);
+  EXPECT_TRUE(g.node(b).consumers[0].empty());
+  EXPECT_FALSE(g.node(c).inputs[0]);
+  // Referencing a higher port raises the producer's output count.
+  g.setInput({c, 0}, OutPort{a, 3});
+  EXPECT_EQ(g.node(a).numOutputs, 4u);
+  EXPECT_EQ(g.node(a).consumers[3], (Consumers{{c, 0}}));
+}
+
+TEST(Graph, EraseInputShiftsLaterSlotsAndTheirConsumerEntries) {
+  Graph g;
+  NodeId a = g.addNode("a", "A");
+  NodeId b = g.addNode("b", "B");
+  NodeId c = g.addNode("c", "C", {OutPort{a, 0}, OutPort{b, 0}, std::nullopt, OutPort{a, 0}});
+  g.eraseInput({c, 1});
+  ASSERT_EQ(g.node(c).inputs.size(), 3u);
+  EXPECT_EQ(g.node(c).inputs[0], (OutPort{a, 0}));
+  EXPECT_FALSE(g.node(c).inputs[1]);
+  EXPECT_EQ(g.node(c).inputs[2], (OutPort{a, 0}));
+  EXPECT_TRUE(g.node(b).consumers[0].empty());
+  Consumers ca = g.node(a).consumers[0];
+  std::sort(ca.begin(), ca.end());
+  EXPECT_EQ(ca, (Consumers{{c, 0}, {c, 2}})) << "slot 3 became slot 2";
+}
+
+TEST(Graph, RemoveNodeDetachesEverythingAndLeavesATombstone) {
+  Graph g;
+  NodeId a = g.addNode("a", "A");
+  NodeId b = g.addNode("b", "B", {OutPort{a, 0}});
+  NodeId c = g.addNode("c", "C", {OutPort{b, 0}, OutPort{a, 0}});
+  g.addCtrlEdge(a, b);
+  g.addCtrlEdge(b, c);
+  g.removeNode(b);
+  EXPECT_FALSE(g.node(b).alive);
+  EXPECT_EQ(g.numLiveNodes(), 2u);
+  EXPECT_EQ(g.capacity(), 3u);
+  EXPECT_EQ(g.find("b"), kNoNode);
+  EXPECT_EQ(g.node(a).consumers[0], (Consumers{{c, 1}}));
+  EXPECT_FALSE(g.node(c).inputs[0]);
+  EXPECT_TRUE(g.node(a).ctrlOut.empty());
+  EXPECT_TRUE(g.node(c).ctrlIn.empty());
+  EXPECT_EQ(g.liveNodes(), (std::vector<NodeId>{a, c}));
+  // A new node may reuse the name; ids stay stable.
+  NodeId b2 = g.addNode("b", "B");
+  EXPECT_EQ(b2, 3u);
+  EXPECT_EQ(g.find("b"), b2);
+  g.removeNode(b); // removing twice is harmless
+  EXPECT_EQ(g.numLiveNodes(), 3u);
+}
+
+TEST(Graph, ReplaceAllUsesAndRename) {
+  Graph g;
+  NodeId a = g.addNode("a", "A");
+  NodeId b = g.addNode("b", "B");
+  NodeId c = g.addNode("c", "C", {OutPort{a, 0}, OutPort{a, 0}});
+  g.replaceAllUses({a, 0}, {b, 0});
+  EXPECT_TRUE(g.node(a).consumers[0].empty());
+  EXPECT_EQ(g.node(b).consumers[0].size(), 2u);
+  EXPECT_EQ(g.node(c).inputs[1], (OutPort{b, 0}));
+  g.rename(a, "z");
+  EXPECT_EQ(g.find("a"), kNoNode);
+  EXPECT_EQ(g.find("z"), a);
+}
+
+TEST(Graph, SetNumOutputsNeverDropsAUsedPort) {
+  Graph g;
+  NodeId a = g.addNode("a", "A", {}, 4);
+  g.addNode("b", "B", {OutPort{a, 2}});
+  g.setNumOutputs(a, 1);
+  EXPECT_EQ(g.node(a).numOutputs, 3u);
+  EXPECT_EQ(g.node(a).consumers.size(), 3u);
+}
+
+TEST(Graph, ControlEdges) {
+  Graph g;
+  NodeId a = g.addNode("a", "A");
+  NodeId b = g.addNode("b", "B");
+  EXPECT_TRUE(g.addCtrlEdge(a, b));
+  EXPECT_FALSE(g.addCtrlEdge(a, b)) << "duplicate";
+  EXPECT_FALSE(g.addCtrlEdge(a, a)) << "self edge";
+  EXPECT_TRUE(g.hasCtrlEdge(a, b));
+  EXPECT_FALSE(g.hasCtrlEdge(b, a));
+  EXPECT_TRUE(g.removeCtrlEdge(a, b));
+  EXPECT_FALSE(g.removeCtrlEdge(a, b));
+  EXPECT_TRUE(g.node(b).ctrlIn.empty());
+}
+
+TEST(Graph, TopoOrderBreaksTiesByIdAndHonoursControlEdges) {
+  Graph g;
+  NodeId d = g.addNode("d", "D");
+  NodeId c = g.addNode("c", "C");
+  NodeId b = g.addNode("b", "B", {OutPort{d, 0}});
+  NodeId a = g.addNode("a", "A");
+  g.addCtrlEdge(a, c);
+  auto order = g.topoOrder();
+  ASSERT_TRUE(order);
+  // d (0) first; then b (2) becomes ready before a (3); c (1) waits for a.
+  EXPECT_EQ(*order, (std::vector<NodeId>{d, b, a, c}));
+  g.removeNode(b);
+  EXPECT_EQ(*g.topoOrder(), (std::vector<NodeId>{d, a, c}));
+}
+
+TEST(Graph, FindCycleReturnsAClosedPath) {
+  Graph g;
+  NodeId a = g.addNode("a", "A");
+  NodeId b = g.addNode("b", "B", {OutPort{a, 0}});
+  NodeId c = g.addNode("c", "C", {OutPort{b, 0}});
+  EXPECT_TRUE(g.findCycle().empty());
+  g.addCtrlEdge(c, a);
+  std::vector<NodeId> cycle = g.findCycle();
+  ASSERT_EQ(cycle.size(), 4u);
+  EXPECT_EQ(cycle.front(), cycle.back());
+  std::vector<NodeId> members(cycle.begin(), cycle.end() - 1);
+  std::sort(members.begin(), members.end());
+  EXPECT_EQ(members, (std::vector<NodeId>{a, b, c}));
+  EXPECT_FALSE(g.topoOrder());
+  // A data self-loop is a cycle of length one.
+  Graph h;
+  NodeId x = h.addNode("x", "X");
+  h.appendInput(x, OutPort{x, 0});
+  EXPECT_EQ(h.findCycle(), (std::vector<NodeId>{x, x}));
+}
+
+TEST(Graph, Reaches) {
+  Graph g;
+  NodeId a = g.addNode("a", "A");
+  NodeId b = g.addNode("b", "B", {OutPort{a, 0}});
+  NodeId c = g.addNode("c", "C");
+  NodeId d = g.addNode("d", "D");
+  g.addCtrlEdge(b, c);
+  EXPECT_TRUE(g.reaches(a, b));
+  EXPECT_TRUE(g.reaches(a, c)) << "data then control";
+  EXPECT_FALSE(g.reaches(c, a));
+  EXPECT_FALSE(g.reaches(a, a)) << "no cycle";
+  EXPECT_FALSE(g.reaches(a, d));
+}
+
+TEST(Module, CanonicalGraphOrderFollowsFirstReference) {
+  Module m;
+  GraphId root = m.addGraph("root");
+  GraphId s1 = m.addGraph("s1");
+  GraphId s2 = m.addGraph("s2");
+  GraphId s3 = m.addGraph("s3"); // nested in s2
+  GraphId lost = m.addGraph("lost");
+  Graph &r = m.graph(root);
+  NodeId late = r.addNode("late", "PartitionedCall");
+  NodeId early = r.addNode("early", "PartitionedCall");
+  r.addCtrlEdge(early, late); // early comes first in topological order
+  m.attachSubgraph(root, late, s1);
+  m.attachSubgraph(root, early, s2);
+  NodeId inner = m.graph(s2).addNode("inner", "PartitionedCall");
+  m.attachSubgraph(s2, inner, s3);
+  EXPECT_EQ(m.canonicalGraphOrder(), (std::vector<GraphId>{root, s2, s1, s3}));
+  EXPECT_EQ(m.graph(s3).parentGraph, s2);
+  EXPECT_EQ(m.graph(s3).parentNode, inner);
+  EXPECT_EQ(m.findGraph("lost"), lost);
+  m.removeGraph(s2);
+  EXPECT_FALSE(m.graph(s3).alive) << "removal is recursive";
+  EXPECT_EQ(m.findGraph("s3"), kNoGraph);
+  EXPECT_EQ(m.canonicalGraphOrder(), (std::vector<GraphId>{root, s1}));
+}
+
+TEST(AttrValue, KindsAndText) {
+  EXPECT_TRUE(AttrValue().isInt());
+  EXPECT_EQ(*AttrValue::ofString("s").text(), "s");
+  EXPECT_EQ(*AttrValue::ofIdent("f16").text(), "f16");
+  EXPECT_EQ(AttrValue::ofInt(3).text(), nullptr);
+  EXPECT_NE(AttrValue::ofString("x"), AttrValue::ofIdent("x"));
+  Node n;
+  n.attrs["b"] = AttrValue::ofBool(true);
+  n.attrs["i"] = AttrValue::ofInt(7);
+  EXPECT_TRUE(n.boolAttr("b"));
+  EXPECT_FALSE(n.boolAttr("i"));
+  EXPECT_EQ(n.intAttr("i"), 7);
+  EXPECT_EQ(n.intAttr("b"), std::nullopt);
+  EXPECT_EQ(Node::portKey(true, 1, "ref_input"), "out1.ref_input");
+  EXPECT_EQ(Node::portKey(false, 0, "_parent_node_index"), "in0._parent_node_index");
+}
+
+} // namespace
+} // namespace graphvet
