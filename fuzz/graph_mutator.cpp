@@ -73,7 +73,9 @@ namespace {
 constexpr const char *kOutputReuseKey = "ge.exec.outputReuseInputMemIndexes";
 constexpr const char *kInputReuseKey = "ge.exec.inputReuseMemIndexes";
 
-bool isRoot(GraphId g) { return g == 0; }
+bool isRoot(GraphId g) {
+  return g == 0;
+}
 
 bool isBoundary(const Node &n) {
   OpKind k = opKind(n);
@@ -81,7 +83,9 @@ bool isBoundary(const Node &n) {
 }
 
 /// Live graphs reachable from the root, in canonical (deterministic) order.
-std::vector<GraphId> liveGraphs(const Module &m) { return m.canonicalGraphOrder(); }
+std::vector<GraphId> liveGraphs(const Module &m) {
+  return m.canonicalGraphOrder();
+}
 
 GraphId pickGraph(const Module &m, MutationRng &rng) {
   std::vector<GraphId> gs = liveGraphs(m);
@@ -135,15 +139,6 @@ std::vector<OutPort> portsUsableBy(const Graph &g, NodeId x) {
 NodeId rootNetOutput(const Graph &g) {
   std::vector<NodeId> outs = g.nodesOfType("NetOutput");
   return outs.empty() ? kNoNode : outs.front();
-}
-
-/// Keeps the "outputs" attribute (when the node carries one) in step with
-/// the structural output count.
-void setOutputCount(Graph &g, NodeId n, uint32_t count) {
-  g.setNumOutputs(n, count);
-  Node &node = g.node(n);
-  if (node.attrs.count("outputs") || holdsSubgraphs(node))
-    node.attrs["outputs"] = AttrValue::ofInt(node.numOutputs);
 }
 
 /// Inputs the node writes: ref inputs, or every input of a scribbling node.
@@ -318,9 +313,9 @@ bool rewireInput(Module &m, MutationRng &rng, const MutationLimits &limits) {
   Node &n = g.node(x);
   // Ordinary ops and the root NetOutput take any number of inputs: sometimes
   // grow or shrink the list instead of moving an edge.
-  bool variadic = (opKind(n) == OpKind::Ordinary && refWrittenInputs(n).empty() &&
-                   !viewInput(n, 0)) ||
-                  (isRoot(gid) && opKind(n) == OpKind::NetOutput);
+  bool variadic =
+      (opKind(n) == OpKind::Ordinary && refWrittenInputs(n).empty() && !viewInput(n, 0)) ||
+      (isRoot(gid) && opKind(n) == OpKind::NetOutput);
   std::vector<OutPort> usable = portsUsableBy(g, x);
   if (variadic && rng.chance(1, 4)) {
     if (n.inputs.size() > 1 && rng.chance(1, 2)) {
@@ -413,8 +408,7 @@ bool removeTensorMove(Module &m, MutationRng &rng, const MutationLimits &) {
   if (copies.empty())
     return false;
   NodeId tm = rng.pick(copies);
-  std::optional<OutPort> src =
-      g.node(tm).inputs.empty() ? std::nullopt : g.node(tm).inputs[0];
+  std::optional<OutPort> src = g.node(tm).inputs.empty() ? std::nullopt : g.node(tm).inputs[0];
   for (uint32_t k = 0; k < g.node(tm).numOutputs; ++k) {
     std::vector<InPort> consumers = g.consumers({tm, k});
     for (InPort c : consumers)
@@ -583,9 +577,8 @@ bool wrapRegion(Module &m, GraphId gid, const std::vector<NodeId> &region) {
       if (src && inRegion(src->node))
         mapped = OutPort{innerOf(src->node), src->index};
       else if (src)
-        mapped = OutPort{dataNodes[std::find(external.begin(), external.end(), *src) -
-                                   external.begin()],
-                         0};
+        mapped = OutPort{
+            dataNodes[std::find(external.begin(), external.end(), *src) - external.begin()], 0};
       sub.appendInput(inner, mapped);
     }
     for (NodeId s : g.node(outer).ctrlOut)
@@ -607,7 +600,6 @@ bool wrapRegion(Module &m, GraphId gid, const std::vector<NodeId> &region) {
   NodeId call = g.addNode(uniqueNodeName(g, "call"), "PartitionedCall", callInputs,
                           static_cast<uint32_t>(exported.size()));
   m.attachSubgraph(gid, call, sid);
-  g.node(call).attrs["outputs"] = AttrValue::ofInt(static_cast<int64_t>(exported.size()));
   for (uint32_t j = 0; j < exported.size(); ++j) {
     std::vector<InPort> consumers = g.consumers(exported[j]);
     for (InPort c : consumers)
@@ -922,15 +914,14 @@ MutationOutcome mutateGraphText(std::string_view input, uint64_t seed, size_t ma
   bool usedFallback = false;
   Module base = parseOrFallback(input, usedFallback);
   MutationRng rng(seed);
-  MutationOutcome outcome =
-      searchValid(maxSize, opts, [&](std::vector<MutationKind> &applied) {
-        Module candidate = base;
-        uint32_t count = 1 + rng.below(std::max<uint32_t>(opts.maxMutationsPerAttempt, 1));
-        for (uint32_t i = 0; i < count; ++i)
-          if (auto kind = mutateOnce(candidate, rng, opts.limits))
-            applied.push_back(*kind);
-        return applied.empty() ? std::nullopt : std::optional<Module>(std::move(candidate));
-      });
+  MutationOutcome outcome = searchValid(maxSize, opts, [&](std::vector<MutationKind> &applied) {
+    Module candidate = base;
+    uint32_t count = 1 + rng.below(std::max<uint32_t>(opts.maxMutationsPerAttempt, 1));
+    for (uint32_t i = 0; i < count; ++i)
+      if (auto kind = mutateOnce(candidate, rng, opts.limits))
+        applied.push_back(*kind);
+    return applied.empty() ? std::nullopt : std::optional<Module>(std::move(candidate));
+  });
   outcome.usedFallback = usedFallback;
   // A non-graph input is still worth replacing by the (valid) seed graph.
   if (!outcome.text && usedFallback && fallbackSeedGraph().size() <= maxSize)
@@ -944,16 +935,15 @@ MutationOutcome crossOverGraphText(std::string_view a, std::string_view b, uint6
   Module recipient = parseOrFallback(a, fallbackA);
   Module donor = parseOrFallback(b, fallbackB);
   MutationRng rng(seed);
-  MutationOutcome outcome =
-      searchValid(maxSize, opts, [&](std::vector<MutationKind> &applied) {
-        Module candidate = recipient;
-        if (!spliceFragment(candidate, donor, rng, opts.limits))
-          return std::optional<Module>();
-        if (rng.chance(1, 4))
-          if (auto kind = mutateOnce(candidate, rng, opts.limits))
-            applied.push_back(*kind);
-        return std::optional<Module>(std::move(candidate));
-      });
+  MutationOutcome outcome = searchValid(maxSize, opts, [&](std::vector<MutationKind> &applied) {
+    Module candidate = recipient;
+    if (!spliceFragment(candidate, donor, rng, opts.limits))
+      return std::optional<Module>();
+    if (rng.chance(1, 4))
+      if (auto kind = mutateOnce(candidate, rng, opts.limits))
+        applied.push_back(*kind);
+    return std::optional<Module>(std::move(candidate));
+  });
   outcome.usedFallback = fallbackA || fallbackB;
   return outcome;
 }

@@ -132,8 +132,7 @@ int main(int argc, char **argv) {
       for (size_t v = 0; v < kNumValidity; ++v)
         discarded[v] += out.discarded[v];
     }
-  double secs =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf("\ncustom mutator: %llu calls, %llu produced a valid graph (%.1f%%), %.2f "
               "candidates per call, %.0f calls/s\n",
               static_cast<unsigned long long>(calls), static_cast<unsigned long long>(produced),
@@ -155,8 +154,7 @@ int main(int argc, char **argv) {
       xProduced += out.text.has_value();
     }
   std::printf("custom crossover: %llu calls, %llu produced a valid graph (%.1f%%)\n",
-              static_cast<unsigned long long>(xCalls),
-              static_cast<unsigned long long>(xProduced),
+              static_cast<unsigned long long>(xCalls), static_cast<unsigned long long>(xProduced),
               xCalls ? 100.0 * static_cast<double>(xProduced) / static_cast<double>(xCalls) : 0.0);
   return 0;
 }

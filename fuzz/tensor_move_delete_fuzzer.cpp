@@ -11,6 +11,7 @@
 #include "ir/printer.h"
 #include "oracle/check.h"
 #include "passes/pass_manager.h"
+#include "passes/tensor_move_delete.h"
 
 #include <cstdint>
 #include <cstdio>
@@ -31,13 +32,26 @@ using namespace graphvet;
 // Big graphs make each execution slow without exercising more of the pass.
 constexpr size_t kMaxInputBytes = 16384;
 
+/// FNV-1a of the input: picks the inputs that get the Z3 proof, so the
+/// choice is a function of the input alone and a replay does the same.
+uint64_t contentHash(std::string_view text) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (char c : text)
+    h = (h ^ static_cast<uint8_t>(c)) * 0x100000001b3ULL;
+  return h;
+}
+
 /// The oracle budget per execution: a few seeded states for the value
-/// comparison, and a Z3 budget well below the .options timeout.
-oracle::CheckOptions targetCheckOptions() {
+/// comparison. The race verdict comes from exact reachability; the Z3 proof
+/// of the same verdict costs ~25x more per execution, so it runs on one input
+/// in 16 (enough to fuzz the SMT encoding for crashes and hangs), with a
+/// budget well below the .options timeout. `graphvet check` always uses Z3.
+oracle::CheckOptions targetCheckOptions(std::string_view input) {
   oracle::CheckOptions o;
   o.seed = 1;
   o.numStates = 4;
   o.z3TimeoutMs = 5000;
+  o.useZ3 = contentHash(input) % 16 == 0;
   return o;
 }
 
@@ -73,13 +87,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (!parsed.module)
     return 0;
   const Module &original = *parsed.module;
-  oracle::CheckOptions check = targetCheckOptions();
+  oracle::CheckOptions check = targetCheckOptions(text);
   if (oracle::checkOriginal(original, check).verdict != oracle::Verdict::Sound)
     return 0; // racy or faulting originals are not the pass's problem
 
   Module optimized = original;
   PipelineOptions pipeline;
-  pipeline.passes = std::vector<std::string>{"tensor-move-delete"};
+  pipeline.passes = std::vector<std::string>{std::string(kTensorMoveDeleteName)};
   PipelineResult result = runPipeline(optimized, pipeline);
   if (!result.ok) {
     std::string detail = "failed pass: " + result.failedPass + "\n";
@@ -121,10 +135,10 @@ extern "C" size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max
 extern "C" size_t LLVMFuzzerCustomCrossOver(const uint8_t *data1, size_t size1,
                                             const uint8_t *data2, size_t size2, uint8_t *out,
                                             size_t maxOutSize, unsigned int seed) {
-  fuzz::MutationOutcome result = fuzz::crossOverGraphText(
-      std::string_view(reinterpret_cast<const char *>(data1), size1),
-      std::string_view(reinterpret_cast<const char *>(data2), size2), seed, maxOutSize,
-      mutatorOptions());
+  fuzz::MutationOutcome result =
+      fuzz::crossOverGraphText(std::string_view(reinterpret_cast<const char *>(data1), size1),
+                               std::string_view(reinterpret_cast<const char *>(data2), size2), seed,
+                               maxOutSize, mutatorOptions());
   if (!result.text)
     return 0; // libFuzzer then tries another mutation
   return emit(*result.text, out, maxOutSize);

@@ -77,7 +77,7 @@ struct Interpreter::Impl {
   struct StepExec {
     StepKind kind = StepKind::Noop;
     uint64_t typeHash = 0;
-    bool copy = false;
+    bool tensorMove = false;
     bool scribble = false;
     std::vector<PortId> inputs;  ///< kNoPort: unconnected slot
     std::vector<PortId> outputs; ///< kNoPort: no port
@@ -164,7 +164,7 @@ struct Interpreter::Impl {
     const Node &n = m.graph(st.graph).node(st.node);
     e.kind = st.kind;
     e.typeHash = hashString(n.type);
-    e.copy = isCopy(n);
+    e.tensorMove = isTensorMove(n);
     e.scribble = isInputMutable(n);
     for (const auto &src : n.inputs)
       e.inputs.push_back(src ? plan.portId(st.graph, *src) : kNoPort);
@@ -344,12 +344,13 @@ struct Interpreter::Impl {
         BufferId b = bufferOf(p);
         fillStream(beginWrite(b, st.name), info(b).size, mix(mix(h, e.typeHash), k + 1));
       } else if (pp.write == PortWrite::Copy) {
-        if (slots.empty() || !slots[0].connected)
-          throw InterpreterFault(fmt::format("{} ({}) has no input to copy", st.name,
-                                             m.graph(st.graph).node(st.node).type));
+        // An unconnected slot reads as zero bytes (the verifier already
+        // refuses a TensorMove without input; Identity(_) copies nothing).
+        if (e.tensorMove && (slots.empty() || !slots[0].connected))
+          throw InterpreterFault(fmt::format("TensorMove {} has no input", st.name));
         BufferId b = bufferOf(p);
         uint8_t *dst = beginWrite(b, st.name);
-        uint32_t n = std::min(info(b).size, slots[0].size);
+        uint32_t n = slots.empty() ? 0 : std::min(info(b).size, slots[0].size);
         std::copy_n(scratch.data() + slots[0].offset, n, dst);
         std::fill(dst + n, dst + info(b).size, 0);
       }
@@ -614,6 +615,11 @@ RunReport runModule(const Module &m, const RunOptions &opts) {
   RunReport rep;
   MemoryPlan plan = MemoryPlan::build(m);
   rep.plan = plan.describe(m);
+  for (const PortPlan &pp : plan.ports())
+    rep.planPorts.push_back({fmt::format("{}:{}", plan.qualifiedName(pp.graph, pp.node), pp.index),
+                             plan.bufferLabel(pp.graph, {pp.node, pp.index})});
+  for (const BufferInfo &b : plan.buffers())
+    rep.planBuffers.push_back({b.label, std::string(bufferKindName(b.kind)), b.size});
   if (!plan.errors().empty()) {
     rep.error = "memory plan: " + plan.errors().front();
     return rep;

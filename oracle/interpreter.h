@@ -111,6 +111,14 @@ struct RunReport {
   std::vector<std::string> schedule; ///< root-domain order used
   ExperimentResult result;
   std::string plan;            ///< MemoryPlan::describe
+  /// The plan as data: (output port "node:k", buffer label) in plan order...
+  std::vector<std::pair<std::string, std::string>> planPorts;
+  /// ...and every buffer: label, kind name, size in bytes.
+  struct Buffer {
+    std::string label, kind;
+    uint32_t size = 0;
+  };
+  std::vector<Buffer> planBuffers;
 };
 
 RunReport runModule(const Module &m, const RunOptions &opts);

@@ -6,6 +6,7 @@
 // asking again, so a race-free problem costs a single UNSAT query.
 #include "oracle/smt_order.h"
 
+#include <fmt/format.h>
 #include <z3++.h>
 
 #include <algorithm>
@@ -63,7 +64,7 @@ OrderAnswer solveOrder(const OrderProblem &p, unsigned budgetMs) {
     z3::solver s(ctx);
     z3::expr_vector pos(ctx);
     for (uint32_t i = 0; i < p.numNodes; ++i)
-      pos.push_back(ctx.int_const(("p" + std::to_string(i)).c_str()));
+      pos.push_back(ctx.int_const(fmt::format("p{}", i).c_str()));
     for (auto [u, v] : p.edges)
       s.add(pos[u] < pos[v]);
     if (p.numNodes > 1)

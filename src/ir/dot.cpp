@@ -115,7 +115,8 @@ public:
     out_ += "];\n";
     out_ += "  node [fontname=\"Helvetica\", fontsize=10, shape=box, style=rounded, "
             "margin=\"0.06,0.03\"];\n";
-    out_ += "  edge [fontname=\"Helvetica\", fontsize=9];\n";
+    out_ += "  edge [fontname=\"Helvetica\", fontsize=9, labelfontsize=8, "
+            "labelfontcolor=\"#707070\", labeldistance=1.5];\n";
     emitted_.assign(m_.numGraphs(), false);
     if (m_.numGraphs() > 0 && m_.root().alive)
       emitGraph(0, "", 1, 0);

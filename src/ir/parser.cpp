@@ -535,10 +535,7 @@ private:
       return;
     }
     next();
-    bool duplicate = false;
-    for (const PGraph &other : graphs_)
-      if (other.name == g.name)
-        duplicate = true;
+    bool duplicate = !graphNames_.insert(g.name).second;
     if (duplicate)
       error(g.loc, fmt::format("duplicate graph '{}'", g.name));
     std::unordered_set<std::string> nodeNames;
@@ -806,6 +803,7 @@ private:
 
   std::vector<Token> toks_;
   size_t pos_ = 0;
+  std::unordered_set<std::string> graphNames_;
   /// Brackets opened and not yet closed by the statement being parsed, as
   /// their opening characters (for recovery).
   std::string open_;
@@ -823,9 +821,12 @@ Module resolve(Parser &p, Diagnostics &diags) {
   Module m;
   m.options = p.options_;
   m.optionLocs = p.optionLocs_;
+  // Module::findGraph is a linear scan; hostile files may hold many graphs.
+  std::unordered_map<std::string, GraphId> graphIds;
   for (const PGraph &pg : p.graphs_) {
     GraphId g = m.addGraph(pg.name);
     m.graph(g).loc = pg.loc;
+    graphIds.emplace(pg.name, g);
   }
   auto error = [&](SourceLoc loc, std::string msg) {
     if (diags.size() < kMaxDiagnostics)
@@ -878,7 +879,8 @@ Module resolve(Parser &p, Diagnostics &diags) {
         for (size_t k = 0; k < list.size(); ++k) {
           const std::string &name = *list[k].text();
           SourceLoc loc = k < a.elemLocs.size() ? a.elemLocs[k] : a.valueLoc;
-          GraphId sub = m.findGraph(name);
+          auto found = graphIds.find(name);
+          GraphId sub = found == graphIds.end() ? kNoGraph : found->second;
           if (sub == kNoGraph) {
             error(loc, fmt::format("unknown graph '{}' in subgraphs", name));
           } else if (sub == 0) {
@@ -927,6 +929,8 @@ ParseResult parseModule(std::string_view text) {
   ParseResult result;
   Diagnostics &diags = result.diagnostics;
   std::vector<Token> toks = lex(text, diags);
+  if (hasErrors(diags))
+    return result; // the tokens after a lexical error are not trustworthy
   Parser parser(std::move(toks), diags);
   parser.parseFile();
   if (hasErrors(diags)) {

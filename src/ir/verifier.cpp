@@ -205,29 +205,34 @@ private:
                            sub.name));
     }
     // Nesting cycles: follow owners upwards; a walk that comes back to a
-    // graph without passing the root is a cycle. Report each cycle once, at
-    // its smallest graph id.
-    for (GraphId s = 1; s < m_.numGraphs(); ++s) {
-      if (!m_.graph(s).alive || owner_[s].graph == kNoGraph)
-        continue;
-      std::vector<GraphId> chain{s};
-      GraphId cur = owner_[s].graph;
-      bool cyclic = false;
-      for (size_t step = 0; step < m_.numGraphs() && cur != kNoGraph && cur != 0; ++step) {
-        if (cur == s) {
-          cyclic = true;
-          break;
-        }
-        chain.push_back(cur);
+    // graph of the same walk without reaching the root is a cycle. Each graph
+    // is walked once (linear even for deep nesting). Each cycle is reported
+    // once, at its smallest graph id.
+    enum : uint8_t { Unvisited, OnWalk, Done };
+    std::vector<uint8_t> state(m_.numGraphs(), Unvisited);
+    for (GraphId s = 0; s < m_.numGraphs(); ++s) {
+      std::vector<GraphId> walk;
+      GraphId cur = s;
+      while (cur != kNoGraph && state[cur] == Unvisited) {
+        state[cur] = OnWalk;
+        walk.push_back(cur);
         cur = owner_[cur].graph;
       }
-      if (!cyclic || *std::min_element(chain.begin(), chain.end()) != s)
-        continue;
-      // chain lists s, its owner, its owner's owner...: print outermost first.
-      std::string text = formatName(m_.graph(s).name);
-      for (auto it = chain.rbegin(); it != chain.rend(); ++it)
-        text += fmt::format(" -> {}", formatName(m_.graph(*it).name));
-      report(&m_.graph(s), m_.graph(s).loc, fmt::format("subgraphs nest in a cycle: {}", text));
+      if (cur != kNoGraph && state[cur] == OnWalk) {
+        // walk[i..] is the cycle, each graph held by the next one.
+        auto start = std::find(walk.begin(), walk.end(), cur);
+        std::vector<GraphId> cycle(start, walk.end());
+        auto first = std::min_element(cycle.begin(), cycle.end());
+        std::rotate(cycle.begin(), first, cycle.end());
+        // Print holders first: a -> b means a node of a holds b.
+        std::string text = formatName(m_.graph(cycle[0]).name);
+        for (auto it = cycle.rbegin(); it != cycle.rend(); ++it)
+          text += fmt::format(" -> {}", formatName(m_.graph(*it).name));
+        const Graph &g = m_.graph(cycle[0]);
+        report(&g, g.loc, fmt::format("subgraphs nest in a cycle: {}", text));
+      }
+      for (GraphId w : walk)
+        state[w] = Done;
     }
   }
 

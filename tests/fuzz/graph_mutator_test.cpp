@@ -253,8 +253,9 @@ TEST(GraphMutator, RespectsTheSizeLimit) {
   EXPECT_GT(out.discarded[static_cast<size_t>(Validity::TooLarge)], 0u);
   for (uint64_t s = 0; s < 8; ++s) {
     MutationOutcome ok = mutateGraphText(seed, s, seed.size() + 200);
-    if (ok.text)
+    if (ok.text) {
       EXPECT_LE(ok.text->size(), seed.size() + 200);
+    }
   }
 }
 

@@ -21,6 +21,8 @@ struct BadInput {
   size_t errors = 1; ///< total diagnostics expected
 };
 
+void PrintTo(const BadInput &b, std::ostream *os) { *os << b.what; }
+
 std::string nestedLists(int depth) {
   return "graph g {\n  x = A() {v = " + std::string(static_cast<size_t>(depth), '[') +
          std::string(static_cast<size_t>(depth), ']') + "}\n}\n";

@@ -1,6 +1,146 @@
-// graphvet reduce (placeholder until its issue lands: registers nothing).
+// graphvet reduce: shrinks a failing graph while the pipeline keeps failing
+// the oracle with the same violation kind (props/reduce.h). The failure is
+// decided exactly as `graphvet check FILE` decides it, with the same pipeline
+// flags. Exit: 0 reduced graph written, 1 the budget ran out or a signal
+// stopped it (the best graph so far is still written), 2 bad input or a file
+// that does not fail.
+#include "ir/printer.h"
+#include "oracle/check.h"
+#include "passes/pass_manager.h"
+#include "props/evaluate.h"
+#include "props/reduce.h"
 #include "tools/graphvet/commands.h"
 
+#include <fmt/format.h>
+
+#include <atomic>
+#include <csignal>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
 namespace graphvet::cli {
-void registerReduce(CLI::App &, CommandContext &) {}
+namespace {
+
+struct ReduceCmdOptions {
+  std::string file;
+  std::string output;
+  std::optional<std::string> passes;
+  unsigned optLevel = 3;
+  std::vector<std::string> disabled;
+  std::optional<std::string> kind;
+  uint64_t seed = 1;
+  unsigned states = 2;
+  bool noZ3 = false;
+  unsigned budget = 3000;
+};
+
+std::atomic<bool> gReduceStop{false};
+extern "C" void onReduceSignal(int) { gReduceStop.store(true); }
+
+int runReduce(const ReduceCmdOptions &cmd) {
+  auto m = loadGraphFile(cmd.file, std::cerr);
+  if (!m)
+    return kExitBadInput;
+  props::EvalOptions eo;
+  eo.pipeline.optLevel = cmd.optLevel;
+  eo.pipeline.disabled = cmd.disabled;
+  if (cmd.passes) {
+    std::vector<std::string> names;
+    std::stringstream list(*cmd.passes);
+    for (std::string name; std::getline(list, name, ',');)
+      if (!name.empty())
+        names.push_back(name);
+    eo.pipeline.passes = names;
+  }
+  std::vector<std::string> names = eo.pipeline.passes.value_or(std::vector<std::string>{});
+  names.insert(names.end(), cmd.disabled.begin(), cmd.disabled.end());
+  for (const std::string &name : names)
+    if (!findPass(name)) {
+      std::cerr << "graphvet reduce: error: unknown pass '" << name << "'\n";
+      return kExitBadInput;
+    }
+  eo.check.seed = cmd.seed;
+  eo.check.numStates = cmd.states;
+  eo.check.useZ3 = !cmd.noZ3;
+
+  props::Evaluation first = props::evaluate(*m, eo);
+  if (first.result.verdict != oracle::Verdict::Violation) {
+    std::cerr << cmd.file << ": error: nothing to reduce: the pipeline's result is "
+              << oracle::verdictName(first.result.verdict) << ", not a violation\n";
+    return kExitBadInput;
+  }
+  std::string kind = cmd.kind.value_or(first.result.violations.front().kind);
+  if (!props::hasViolationKind(first.result, kind)) {
+    std::cerr << cmd.file << ": error: no '" << kind << "' violation to preserve (found "
+              << first.result.violations.front().kind << ")\n";
+    return kExitBadInput;
+  }
+
+  gReduceStop = false;
+  auto oldInt = std::signal(SIGINT, onReduceSignal);
+  auto oldTerm = std::signal(SIGTERM, onReduceSignal);
+  props::ReduceOptions ro;
+  ro.maxEvaluations = cmd.budget;
+  ro.stop = &gReduceStop;
+  props::ReduceResult r = props::reduceModule(*m, props::failsWithKind(eo, kind), ro);
+  std::signal(SIGINT, oldInt);
+  std::signal(SIGTERM, oldTerm);
+
+  props::Evaluation last = props::evaluate(r.module, eo);
+  std::string shown = cmd.output.empty() || cmd.output == "-" ? "REDUCED.graph" : cmd.output;
+  std::string replay = oracle::replayPassesCommand(shown, cmd.passes.value_or(""), cmd.seed);
+  if (cmd.optLevel != 3)
+    replay += " -O " + std::to_string(cmd.optLevel);
+  for (const std::string &d : cmd.disabled)
+    replay += " --disable-pass " + d;
+  if (cmd.noZ3)
+    replay += " --no-z3";
+  std::string header = fmt::format(
+      "# graphvet reduce {}: {} violation kept; {} -> {} nodes ({} edits in {} evaluations{})\n",
+      cmd.file, kind, props::countNodes(*m), props::countNodes(r.module), r.accepted,
+      r.evaluations, r.exhausted ? ", budget exhausted" : ", fixpoint");
+  header += "# deleting rules: " + props::joinRules(props::deletionRules(last.pipeline)) + "\n";
+  for (const oracle::Violation &v : last.result.violations)
+    header += "# " + v.kind + ": " + v.message + "\n";
+  header += "# replay: " + replay + "\n\n";
+  if (!writeOutput(cmd.output, header + printModule(r.module), std::cerr))
+    return kExitBadInput;
+  std::cerr << fmt::format("graphvet reduce: {} -> {} nodes, {} violation kept{}\n",
+                           props::countNodes(*m), props::countNodes(r.module), kind,
+                           r.exhausted ? " (stopped early: budget or signal)" : "");
+  return r.exhausted ? kExitViolation : kExitOk;
+}
+
+} // namespace
+
+void registerReduce(CLI::App &app, CommandContext &ctx) {
+  auto opts = std::make_shared<ReduceCmdOptions>();
+  CLI::App *sub = app.add_subcommand(
+      "reduce", "Shrink a failing graph while the same kind of violation persists");
+  sub->add_option("file", opts->file, "the failing .graph file")->required();
+  sub->add_option("-o,--output", opts->output, "where to write the reduced graph (default stdout)");
+  sub->add_option("--passes", opts->passes,
+                  "comma-separated passes to run, in order (overrides -O), as for check");
+  sub->add_option("-O,--opt-level", opts->optLevel, "optimization level 0..3")
+      ->check(CLI::Range(0u, kMaxOptLevel))
+      ->capture_default_str();
+  sub->add_option("--disable-pass", opts->disabled, "do not run this pass (repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  sub->add_option("--kind", opts->kind,
+                  "the violation kind to preserve (default: the first one found)");
+  sub->add_option("--seed", opts->seed, "initial states derive from this seed, as for check")
+      ->capture_default_str();
+  sub->add_option("--states", opts->states, "seeded initial states per experiment")
+      ->check(CLI::Range(1u, 1000u))
+      ->capture_default_str();
+  sub->add_flag("--no-z3", opts->noZ3, "decide races by reachability only (faster)");
+  sub->add_option("--budget", opts->budget, "interestingness tests at most")
+      ->capture_default_str();
+  sub->footer("Exit status: 0 reduced to a fixpoint, 1 stopped early by the budget or a "
+              "signal (the best graph so far is written), 2 bad input or nothing to reduce.");
+  sub->callback([opts, &ctx] { ctx.status = runReduce(*opts); });
+}
+
 } // namespace graphvet::cli

@@ -1,0 +1,438 @@
+// The campaign driver: worker threads over seed-partitioned cases (phase 1),
+// then shrinking, confirmation, deduplication and saving of the failures
+// (phase 2). Wall-clock time only decides when phase 1 stops; what each case
+// does and which findings come out of a given set of cases does not depend on
+// time or on the number of jobs.
+#include "props/campaign.h"
+
+#include "ir/printer.h"
+#include "ir/verifier.h"
+#include "props/build_module.h"
+#include "props/evaluate.h"
+#include "props/generate.h"
+#include "props/reduce.h"
+#include "props/shrink.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <thread>
+
+namespace graphvet::props {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+/// A failing case as phase 1 records it.
+struct Failure {
+  uint64_t index = 0;
+  std::string kind;
+  std::string rules;
+  std::string classKey() const { return kind + "|" + rules; }
+};
+
+std::string hex64(uint64_t v) { return fmt::format("{:016x}", v); }
+
+uint64_t fnv1a(std::string_view s) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+/// File-name friendly: letters, digits and '-' only.
+std::string sanitize(const std::string &s) {
+  std::string out;
+  for (char c : s)
+    out += (std::isalnum(static_cast<unsigned char>(c)) || c == '-') ? c : '-';
+  return out.substr(0, 60);
+}
+
+void countRun(const Evaluation &e, CampaignStats &stats) {
+  for (const auto &[pass, ps] : e.pipeline.stats) {
+    auto get = [&](const char *k) {
+      auto it = ps.counters.find(k);
+      return it == ps.counters.end() ? 0 : static_cast<uint64_t>(std::max<int64_t>(0, it->second));
+    };
+    stats.tensorMoves += get("tensor_moves");
+    stats.deleted += get("deleted");
+    stats.kept += get("kept");
+  }
+  for (const Remark &r : e.pipeline.remarks)
+    ++stats.rules[r.decision + ":" + r.rule];
+}
+
+EvalOptions caseEvalOptions(const CampaignOptions &opts, uint64_t seed) {
+  EvalOptions eo{opts.pipeline, opts.check};
+  eo.check.seed = seed;
+  return eo;
+}
+
+std::optional<Failure> runCase(const CampaignOptions &opts, uint64_t index, CampaignStats &stats) {
+  uint64_t seed = caseSeed(opts.seed, index);
+  Module m = generateModule(seed, opts.gen);
+  stats.features.add(featuresOf(m));
+  Evaluation e = evaluate(m, caseEvalOptions(opts, seed));
+  ++stats.cases;
+  countRun(e, stats);
+  switch (e.result.verdict) {
+  case oracle::Verdict::Sound:
+    ++stats.sound;
+    return std::nullopt;
+  case oracle::Verdict::Inconclusive:
+    ++stats.inconclusive;
+    return std::nullopt;
+  case oracle::Verdict::Invalid:
+    ++stats.invalid;
+    ++stats.kinds["invalid-original"];
+    return Failure{index, "invalid-original", "none"};
+  case oracle::Verdict::Violation:
+    break;
+  }
+  ++stats.violations;
+  std::string kind = e.result.violations.empty() ? "unknown" : e.result.violations[0].kind;
+  ++stats.kinds[kind];
+  return Failure{index, kind, joinRules(deletionRules(e.pipeline))};
+}
+
+/// The interestingness test of a failure class.
+Interesting interestingFor(const CampaignOptions &opts, const std::string &kind, uint64_t seed) {
+  if (kind == "invalid-original") {
+    oracle::CheckOptions co = opts.check;
+    co.seed = seed;
+    return [co](const Module &m) {
+      return oracle::checkOriginal(m, co).verdict == oracle::Verdict::Invalid;
+    };
+  }
+  return failsWithKind(caseEvalOptions(opts, seed), kind);
+}
+
+std::string pipelineFlags(const PipelineOptions &p) {
+  std::string out;
+  if (p.optLevel != 3)
+    out += " -O " + std::to_string(p.optLevel);
+  for (const std::string &d : p.disabled)
+    out += " --disable-pass " + d;
+  for (const auto &[k, v] : p.optionOverrides)
+    out += " --option '" + k + "=" + v + "'";
+  return out;
+}
+
+Finding shrinkFailure(const CampaignOptions &opts, const Failure &f) {
+  Finding out;
+  out.kind = f.kind;
+  out.caseIndex = f.index;
+  out.seed = caseSeed(opts.seed, f.index);
+  rc::Shrinkable<Recipe> start = generateRecipe(out.seed, opts.gen);
+  Module original = buildModule(start.value());
+  out.nodesBefore = countNodes(original);
+  Interesting interesting = interestingFor(opts, f.kind, out.seed);
+
+  RecipeShrinkResult shrunk = shrinkRecipe(
+      start, [&](const Recipe &r) { return interesting(buildModule(r)); },
+      opts.recipeShrinkBudget, opts.stop);
+  ReduceOptions ro;
+  ro.maxEvaluations = opts.reduceBudget;
+  ro.stop = opts.stop;
+  ReduceResult reduced = reduceModule(buildModule(shrunk.recipe), interesting, ro);
+  const Module &final = reduced.module;
+  out.nodesAfter = countNodes(final);
+  out.shrinkSteps = shrunk.accepted + reduced.accepted;
+  out.original = printModule(final);
+
+  EvalOptions eo = caseEvalOptions(opts, out.seed);
+  Evaluation e = evaluate(final, eo);
+  out.optimized = printModule(e.optimized);
+  out.result = e.result;
+  out.rules = f.kind == "invalid-original" ? "none" : joinRules(deletionRules(e.pipeline));
+  if (f.kind == "invalid-original") {
+    out.result = oracle::checkOriginal(final, eo.check);
+  } else if (opts.confirmWithZ3 && !(opts.stop && opts.stop->load())) {
+    EvalOptions z3 = eo;
+    z3.check.useZ3 = true;
+    Evaluation confirmed = evaluate(final, z3);
+    if (hasViolationKind(confirmed.result, f.kind)) {
+      out.confirmedWithZ3 = true;
+      out.result = confirmed.result;
+    }
+  } else if (opts.check.useZ3) {
+    out.confirmedWithZ3 = true;
+  }
+  out.signature = hex64(fnv1a(shapeSignature(final))).substr(0, 8);
+  out.fileName = sanitize(out.kind) + "-" + sanitize(out.rules) + "-" + out.signature + ".graph";
+  return out;
+}
+
+std::string commentLines(const std::string &prefix, const std::string &text) {
+  std::string out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t nl = text.find('\n', start);
+    std::string line = text.substr(start, nl == std::string::npos ? nl : nl - start);
+    if (!line.empty())
+      out += prefix + line + "\n";
+    if (nl == std::string::npos)
+      break;
+    start = nl + 1;
+  }
+  return out;
+}
+
+/// Writes via a temporary file and rename, so an interrupted write never
+/// leaves a truncated finding.
+bool writeAtomically(const std::string &path, const std::string &text, std::string &error) {
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!(out << text) || !out.flush()) {
+      error = path + ": error: cannot write file";
+      return false;
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    error = path + ": error: cannot rename " + tmp;
+    std::remove(tmp.c_str());
+    return false;
+  }
+  return true;
+}
+
+/// Runs `work(i)` for i in [0, n) on `jobs` threads, i = j mod jobs.
+template <typename F> void parallelFor(size_t n, unsigned jobs, F &&work) {
+  jobs = std::max(1u, jobs);
+  std::vector<std::thread> threads;
+  for (unsigned j = 0; j < jobs; ++j)
+    threads.emplace_back([&, j] {
+      for (size_t i = j; i < n; i += jobs)
+        work(i);
+    });
+  for (auto &t : threads)
+    t.join();
+}
+
+} // namespace
+
+void CampaignStats::merge(const CampaignStats &o) {
+  cases += o.cases;
+  sound += o.sound;
+  violations += o.violations;
+  inconclusive += o.inconclusive;
+  invalid += o.invalid;
+  tensorMoves += o.tensorMoves;
+  deleted += o.deleted;
+  kept += o.kept;
+  for (const auto &[k, v] : o.rules)
+    rules[k] += v;
+  for (const auto &[k, v] : o.kinds)
+    kinds[k] += v;
+  for (size_t i = 0; i < kNumFeatures; ++i)
+    features.counts[i] += o.features.counts[i];
+  features.modules += o.features.modules;
+}
+
+std::string Finding::fileText() const {
+  std::string out;
+  if (kind == "invalid-original")
+    out += "# graphvet fuzz finding: the generator made an invalid original (a harness bug)\n";
+  else
+    out += fmt::format("# graphvet fuzz finding: {} violation; deleting rules: {}\n", kind, rules);
+  std::string verdict(oracle::verdictName(result.verdict));
+  std::string first = result.violations.empty()
+                          ? result.reason
+                          : result.violations[0].kind + ": " + result.violations[0].message;
+  out += fmt::format("# verdict: {} ({})\n", verdict, first);
+  out += fmt::format("# seed: {} (redraw the unshrunk case: graphvet fuzz --seed {} --cases 1)\n",
+                     seed, seed);
+  out += fmt::format("# shrunk: {} -> {} nodes in {} steps; {} duplicate case{}\n", nodesBefore,
+                     nodesAfter, shrinkSteps, duplicates, duplicates == 1 ? "" : "s");
+  out += fmt::format("# confirmed with Z3: {}\n", confirmedWithZ3 ? "yes" : "no");
+  out += "# replay: " + replay + "\n";
+  for (const oracle::Violation &v : result.violations) {
+    out += "#\n" + commentLines("# ", v.kind + ": " + v.message);
+    if (!v.schedules.empty()) {
+      std::string s;
+      for (const std::string &n : v.schedules[0])
+        s += (s.empty() ? "" : ", ") + n;
+      out += "#   witness schedule: " + s + "\n";
+    }
+    if (!v.bytes.empty())
+      out += "#   bytes: " + v.bytes + "\n";
+  }
+  return out + "\n" + original;
+}
+
+std::string shapeSignature(const Module &m) {
+  std::string sig;
+  std::vector<GraphId> graphs = m.canonicalGraphOrder();
+  for (GraphId gid : graphs) {
+    const Graph &g = m.graph(gid);
+    auto topo = g.topoOrder();
+    std::vector<NodeId> order = topo ? *topo : g.liveNodes();
+    std::vector<uint32_t> pos(g.capacity(), 0);
+    for (uint32_t i = 0; i < order.size(); ++i)
+      pos[order[i]] = i;
+    sig += "{";
+    for (NodeId n : order) {
+      const Node &node = g.node(n);
+      sig += node.type + "(";
+      for (const auto &in : node.inputs)
+        sig += in ? fmt::format("{}:{},", pos[in->node], in->index) : std::string("_,");
+      sig += ")";
+      for (NodeId t : node.ctrlOut)
+        sig += fmt::format(">{}", pos[t]);
+      sig += ";";
+    }
+    sig += "}";
+  }
+  return sig;
+}
+
+CampaignResult runCampaign(const CampaignOptions &opts) {
+  CampaignResult result;
+  const unsigned jobs = std::max(1u, opts.jobs);
+  std::optional<uint64_t> maxCases = opts.cases;
+  if (!maxCases && !opts.seconds)
+    maxCases = 1000;
+
+  // ---- phase 1: run cases ----------------------------------------------------
+  struct Worker {
+    std::mutex mutex;
+    CampaignStats stats;
+    std::vector<Failure> failures;
+  };
+  std::vector<Worker> workers(jobs);
+  std::atomic<bool> timeUp{false};
+  auto stopping = [&] {
+    return timeUp.load(std::memory_order_relaxed) ||
+           (opts.stop && opts.stop->load(std::memory_order_relaxed));
+  };
+  auto start = Clock::now();
+  std::vector<std::thread> threads;
+  std::atomic<unsigned> running{jobs};
+  for (unsigned j = 0; j < jobs; ++j)
+    threads.emplace_back([&, j] {
+      Worker &w = workers[j];
+      for (uint64_t i = j; !maxCases || i < *maxCases; i += jobs) {
+        if (stopping())
+          break;
+        CampaignStats one;
+        std::optional<Failure> f = runCase(opts, i, one);
+        std::lock_guard lock(w.mutex);
+        w.stats.merge(one);
+        if (f)
+          w.failures.push_back(std::move(*f));
+      }
+      --running;
+    });
+  auto snapshot = [&] {
+    CampaignStats s;
+    for (Worker &w : workers) {
+      std::lock_guard lock(w.mutex);
+      s.merge(w.stats);
+    }
+    s.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    return s;
+  };
+  auto lastProgress = Clock::now();
+  while (running.load() > 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+    if (opts.seconds && elapsed >= *opts.seconds)
+      timeUp = true;
+    if (opts.progress &&
+        std::chrono::duration<double>(Clock::now() - lastProgress).count() >= opts.progressInterval) {
+      lastProgress = Clock::now();
+      opts.progress(snapshot(), "running");
+    }
+  }
+  for (auto &t : threads)
+    t.join();
+  result.stats = snapshot();
+  result.interrupted = opts.stop && opts.stop->load();
+  if (opts.progress)
+    opts.progress(result.stats, "running");
+
+  // ---- phase 2: shrink, confirm, deduplicate, save -----------------------------
+  std::vector<Failure> failures;
+  for (Worker &w : workers)
+    failures.insert(failures.end(), w.failures.begin(), w.failures.end());
+  std::sort(failures.begin(), failures.end(),
+            [](const Failure &a, const Failure &b) { return a.index < b.index; });
+  // Round r takes the r-th failing case of every class (classes in order of
+  // their first case), so every class is shrunk once before any twice.
+  std::map<std::string, unsigned> perClass;
+  std::vector<std::vector<const Failure *>> classes;
+  std::map<std::string, size_t> classIndex;
+  for (const Failure &f : failures) {
+    ++perClass[f.classKey()];
+    auto [it, fresh] = classIndex.emplace(f.classKey(), classes.size());
+    if (fresh)
+      classes.emplace_back();
+    classes[it->second].push_back(&f);
+  }
+  std::vector<Failure> selected;
+  for (unsigned round = 0; round < opts.shrinksPerClass; ++round)
+    for (const auto &members : classes)
+      if (round < members.size() && selected.size() < opts.maxShrinks)
+        selected.push_back(*members[round]);
+  std::sort(selected.begin(), selected.end(),
+            [](const Failure &a, const Failure &b) { return a.index < b.index; });
+  for (const auto &members : classes)
+    if (std::none_of(selected.begin(), selected.end(), [&](const Failure &f) {
+          return f.classKey() == members.front()->classKey();
+        }))
+      result.unshrunkFailures += members.size();
+
+  std::vector<Finding> shrunk(selected.size());
+  parallelFor(selected.size(), jobs, [&](size_t i) { shrunk[i] = shrinkFailure(opts, selected[i]); });
+
+  std::map<std::string, size_t> byKey;
+  std::map<std::string, size_t> firstOfClass; // failure class -> finding index
+  for (size_t i = 0; i < shrunk.size(); ++i) {
+    Finding &f = shrunk[i];
+    std::string key = f.kind + "|" + f.rules + "|" + f.signature;
+    auto [it, fresh] = byKey.emplace(key, result.findings.size());
+    if (fresh)
+      result.findings.push_back(std::move(f));
+    else
+      ++result.findings[it->second].duplicates;
+    firstOfClass.emplace(selected[i].classKey(), it->second);
+  }
+  // Failing cases beyond the per-class limit were not shrunk: count them as
+  // duplicates of their class's first finding.
+  for (const auto &[cls, count] : perClass)
+    if (auto it = firstOfClass.find(cls); it != firstOfClass.end() && count > opts.shrinksPerClass)
+      result.findings[it->second].duplicates += count - opts.shrinksPerClass;
+
+  if (!opts.outDir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(opts.outDir, ec);
+    if (ec)
+      result.errors.push_back(opts.outDir + ": error: cannot create directory: " + ec.message());
+  }
+  std::string passes = passesFlag(opts.pipeline);
+  for (Finding &f : result.findings) {
+    std::string shown = opts.outDir.empty() ? f.fileName : opts.outDir + "/" + f.fileName;
+    f.replay = oracle::replayPassesCommand(shown, passes, f.seed) + pipelineFlags(opts.pipeline) +
+               (f.confirmedWithZ3 ? "" : " --no-z3");
+    f.result.replay = f.replay;
+    if (opts.outDir.empty())
+      continue;
+    std::string error;
+    if (writeAtomically(shown, f.fileText(), error))
+      f.path = shown;
+    else
+      result.errors.push_back(error);
+  }
+  result.interrupted = opts.stop && opts.stop->load();
+  return result;
+}
+
+} // namespace graphvet::props

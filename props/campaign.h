@@ -1,0 +1,123 @@
+// The fuzz campaign behind `graphvet fuzz`: draw graphs from the generators
+// (case i uses seed S + i), run the pipeline on a copy, check refinement with
+// the oracle, count, and turn every failure into a small, deduplicated,
+// replayable `.graph` file.
+//
+// Two phases keep the findings independent of the number of jobs: phase 1
+// runs cases (job j takes cases i = j mod J) and only records which cases
+// fail and how; phase 2 picks, by case index, the first failing cases of each
+// (violation kind, deleting rules) class, shrinks them (RapidCheck shrinking
+// of the recipe, then IR reduction), and deduplicates the shrunk graphs by
+// (kind, rules, shape signature), the lowest case index winning.
+#pragma once
+
+#include "oracle/check.h"
+#include "passes/pass_manager.h"
+#include "props/features.h"
+#include "props/gen_recipe.h"
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace graphvet::props {
+
+struct CampaignOptions {
+  uint64_t seed = 1;
+  /// Stop after this many cases (cases 0..N-1 all run), and/or after this
+  /// many seconds of wall-clock time. Neither: 1000 cases.
+  std::optional<uint64_t> cases;
+  std::optional<double> seconds;
+  unsigned jobs = 1;
+  PipelineOptions pipeline;
+  GenOptions gen;
+  /// Oracle settings for every case. The campaign default is the fast path
+  /// (useZ3 = false, exact reachability-based race analysis); each finding is
+  /// then re-checked with Z3 when confirmWithZ3 is set.
+  oracle::CheckOptions check = defaultCheckOptions();
+  bool confirmWithZ3 = true;
+  /// Where findings are written ("" = keep them in memory only).
+  std::string outDir;
+  /// Shrinking budget per finding: recipe shrink steps tried, then IR
+  /// reduction evaluations.
+  unsigned recipeShrinkBudget = 1500;
+  unsigned reduceBudget = 600;
+  /// Phase 2 shrinks at most this many failing cases per (kind, rules) class
+  /// and this many overall.
+  unsigned shrinksPerClass = 2;
+  unsigned maxShrinks = 60;
+  /// Set by a signal handler: stop drawing cases, shrink no further, save.
+  const std::atomic<bool> *stop = nullptr;
+  /// Called from the calling thread about every progressInterval seconds
+  /// during phase 1 (and once at the end of each phase).
+  std::function<void(const struct CampaignStats &, const char *phase)> progress;
+  double progressInterval = 1.0;
+
+  static oracle::CheckOptions defaultCheckOptions() {
+    oracle::CheckOptions c;
+    c.useZ3 = false;
+    return c;
+  }
+};
+
+struct CampaignStats {
+  uint64_t cases = 0;
+  uint64_t sound = 0;
+  uint64_t violations = 0;   ///< cases whose pipeline result is a violation
+  uint64_t inconclusive = 0;
+  uint64_t invalid = 0;      ///< generated originals the oracle rejects (a generator bug)
+  uint64_t tensorMoves = 0;  ///< TensorMoves seen by the pass
+  uint64_t deleted = 0;
+  uint64_t kept = 0;
+  /// Remarks by "decision:rule" (e.g. "deleted:scenario1", "kept:rule4-conflict").
+  std::map<std::string, uint64_t> rules;
+  /// Violating cases by kind.
+  std::map<std::string, uint64_t> kinds;
+  FeatureCounts features;
+  double seconds = 0;
+  double casesPerSecond() const { return seconds > 0 ? static_cast<double>(cases) / seconds : 0; }
+  void merge(const CampaignStats &o);
+};
+
+struct Finding {
+  std::string kind;      ///< violation kind ("invalid-original" for a generator bug)
+  std::string rules;     ///< rules of the deletions in the shrunk case, '+'-joined, or "none"
+  std::string signature; ///< shape signature of the shrunk original
+  uint64_t caseIndex = 0;
+  uint64_t seed = 0;     ///< case seed: `graphvet fuzz --seed <seed> --cases 1` redraws it
+  size_t nodesBefore = 0, nodesAfter = 0;
+  unsigned shrinkSteps = 0;   ///< accepted recipe shrinks + IR edits
+  unsigned duplicates = 0;    ///< other failing cases that shrank to the same finding
+  bool confirmedWithZ3 = false;
+  std::string original;  ///< the shrunk original, printed
+  std::string optimized; ///< what the pipeline made of it, printed
+  oracle::CheckResult result;
+  std::string replay;    ///< command replaying the saved file
+  std::string fileName;  ///< base name, e.g. "value-scenario1-1a2b3c4d.graph"
+  std::string path;      ///< where it was written ("" if not written)
+  /// The file content: header comments then the original.
+  std::string fileText() const;
+};
+
+struct CampaignResult {
+  CampaignStats stats;
+  std::vector<Finding> findings;
+  bool interrupted = false;
+  /// Failing cases of classes that were never shrunk (opts.maxShrinks hit).
+  uint64_t unshrunkFailures = 0;
+  std::vector<std::string> errors; ///< e.g. a finding that could not be written
+};
+
+/// Runs the campaign. Unknown pass names must be rejected by the caller
+/// (runPipeline would run nothing).
+CampaignResult runCampaign(const CampaignOptions &opts);
+
+/// A signature of a module's shape that ignores names: per graph (canonical
+/// order), its op types in topological order and its edges by position.
+std::string shapeSignature(const Module &m);
+
+} // namespace graphvet::props

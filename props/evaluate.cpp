@@ -1,0 +1,57 @@
+// Pipeline + oracle evaluation and small helpers about its outcome.
+#include "props/evaluate.h"
+
+#include <algorithm>
+
+namespace graphvet::props {
+
+Evaluation evaluate(const Module &original, const EvalOptions &opts) {
+  Evaluation e{original, {}, {}};
+  e.pipeline = runPipeline(e.optimized, opts.pipeline);
+  e.result = oracle::checkRefinement(original, e.optimized, opts.check);
+  return e;
+}
+
+bool hasViolationKind(const oracle::CheckResult &r, const std::string &kind) {
+  if (r.verdict != oracle::Verdict::Violation)
+    return false;
+  return std::any_of(r.violations.begin(), r.violations.end(),
+                     [&](const oracle::Violation &v) { return v.kind == kind; });
+}
+
+std::vector<std::string> deletionRules(const PipelineResult &p) {
+  std::vector<std::string> rules;
+  for (const Remark &r : p.remarks)
+    if (r.decision == "deleted")
+      rules.push_back(r.rule);
+  std::sort(rules.begin(), rules.end());
+  rules.erase(std::unique(rules.begin(), rules.end()), rules.end());
+  return rules;
+}
+
+std::string joinRules(const std::vector<std::string> &rules) {
+  if (rules.empty())
+    return "none";
+  std::string out;
+  for (const std::string &r : rules)
+    out += (out.empty() ? "" : "+") + r;
+  return out;
+}
+
+size_t countNodes(const Module &m) {
+  size_t n = 0;
+  for (GraphId g : m.canonicalGraphOrder())
+    n += m.graph(g).numLiveNodes();
+  return n;
+}
+
+std::string passesFlag(const PipelineOptions &opts) {
+  if (!opts.passes)
+    return "";
+  std::string out;
+  for (const std::string &p : *opts.passes)
+    out += (out.empty() ? "" : ",") + p;
+  return out;
+}
+
+} // namespace graphvet::props

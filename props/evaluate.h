@@ -1,0 +1,46 @@
+// One evaluation of a graph, shared by the campaign, the reducer and the
+// properties: run the pass pipeline on a copy, then ask the oracle whether the
+// result refines the original -- exactly what `graphvet check FILE` does.
+#pragma once
+
+#include "ir/graph.h"
+#include "oracle/check.h"
+#include "passes/pass_manager.h"
+
+#include <string>
+#include <vector>
+
+namespace graphvet::props {
+
+struct EvalOptions {
+  PipelineOptions pipeline;
+  oracle::CheckOptions check;
+};
+
+struct Evaluation {
+  Module optimized;
+  PipelineResult pipeline;
+  oracle::CheckResult result;
+};
+
+/// Runs the pipeline on a copy of `original` and checks refinement. A pass
+/// that breaks the verifier still yields a module, which the oracle reports
+/// as `malformed`.
+Evaluation evaluate(const Module &original, const EvalOptions &opts);
+
+/// True when the result is a violation with a violation of `kind`.
+bool hasViolationKind(const oracle::CheckResult &r, const std::string &kind);
+
+/// Rule tags of the TensorMoves the pipeline deleted, sorted and unique.
+std::vector<std::string> deletionRules(const PipelineResult &p);
+/// The tags joined with '+', or "none".
+std::string joinRules(const std::vector<std::string> &rules);
+
+/// Live nodes over every live graph.
+size_t countNodes(const Module &m);
+
+/// The `--passes` value that replays `opts.pipeline` ("" for the default
+/// level-3 pipeline).
+std::string passesFlag(const PipelineOptions &opts);
+
+} // namespace graphvet::props

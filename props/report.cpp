@@ -1,0 +1,225 @@
+// HTML rendering of a campaign result. The page is plain HTML5 with a small
+// inline stylesheet; each section has a stable id (figures, rules, features,
+// findings) so tests and scripts can find it.
+#include "props/report.h"
+
+#include "ir/dot.h"
+#include "ir/graphviz.h"
+#include "ir/parser.h"
+#include "oracle/memory_plan.h"
+#include "props/evaluate.h"
+
+#include <fmt/format.h>
+
+#include <memory>
+
+namespace graphvet::props {
+namespace {
+
+constexpr const char *kStyle = R"(
+body { font-family: system-ui, sans-serif; margin: 2em; color: #222; }
+h1 { margin-bottom: 0.2em; }
+table { border-collapse: collapse; margin: 0.5em 0 1.5em; }
+td, th { border: 1px solid #ccc; padding: 0.2em 0.6em; text-align: left; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+.finding { border: 1px solid #d33; border-radius: 6px; padding: 0.5em 1em; margin: 1em 0; }
+.pictures { display: flex; flex-wrap: wrap; gap: 1em; }
+.pictures figure { margin: 0; border: 1px solid #eee; padding: 0.5em; overflow: auto; max-width: 48%; }
+.pictures svg { max-width: 100%; height: auto; }
+code, pre { background: #f6f6f6; }
+pre { padding: 0.5em; overflow: auto; }
+.zero { color: #b00; font-weight: bold; }
+)";
+
+std::string commaList(const std::vector<std::string> &xs) {
+  std::string out;
+  for (const std::string &x : xs)
+    out += (out.empty() ? "" : ", ") + x;
+  return out;
+}
+
+std::optional<std::pair<GraphId, NodeId>> resolveNode(const Module &m, const std::string &spec) {
+  GraphId g = 0;
+  std::string name = spec;
+  if (auto slash = spec.rfind('/'); slash != std::string::npos) {
+    std::string graph = spec.substr(0, slash);
+    if (auto inner = graph.rfind('/'); inner != std::string::npos)
+      graph = graph.substr(inner + 1);
+    g = m.findGraph(graph);
+    name = spec.substr(slash + 1);
+    if (g == kNoGraph)
+      return std::nullopt;
+  }
+  NodeId n = m.graph(g).find(name);
+  if (n == kNoNode)
+    return std::nullopt;
+  return std::make_pair(g, n);
+}
+
+/// The picture of a module: inline SVG, or the DOT text when dot fails.
+std::string picture(const std::string &text, const std::string &caption,
+                    const std::vector<oracle::Violation> &violations, bool draw) {
+  std::string out = "<figure><figcaption>" + htmlEscape(caption) + "</figcaption>\n";
+  ParseResult parsed = parseModule(text);
+  if (!parsed.module) {
+    out += "<pre>" + htmlEscape(text) + "</pre></figure>\n";
+    return out;
+  }
+  const Module &m = *parsed.module;
+  auto plan = std::make_shared<oracle::MemoryPlan>(oracle::MemoryPlan::build(m));
+  DotOptions dot;
+  dot.title = caption;
+  dot.outputLabel = [plan](GraphId g, OutPort p) { return plan->bufferLabel(g, p); };
+  for (const oracle::Violation &v : violations)
+    for (const std::string &n : v.nodes)
+      if (auto node = resolveNode(m, n))
+        dot.highlighted.insert(*node);
+  std::string dotText = toDot(m, dot);
+  std::string error = "pictures disabled";
+  std::optional<std::string> svg = draw ? renderDot(dotText, "svg", error) : std::nullopt;
+  if (svg && svg->find("<svg") != std::string::npos) {
+    out += svg->substr(svg->find("<svg"));
+  } else {
+    out += "<p>(" + htmlEscape(error) + "; DOT text below)</p><pre>" + htmlEscape(dotText) +
+           "</pre>";
+  }
+  return out + "</figure>\n";
+}
+
+std::string row(const std::string &name, const std::string &value, bool num = true) {
+  return fmt::format("<tr><th>{}</th><td{}>{}</td></tr>\n", htmlEscape(name),
+                     num ? " class=\"num\"" : "", htmlEscape(value));
+}
+
+} // namespace
+
+std::string htmlEscape(const std::string &s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    switch (c) {
+    case '&':
+      out += "&amp;";
+      break;
+    case '<':
+      out += "&lt;";
+      break;
+    case '>':
+      out += "&gt;";
+      break;
+    case '"':
+      out += "&quot;";
+      break;
+    default:
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string renderReport(const CampaignResult &result, const CampaignOptions &campaign,
+                         const ReportOptions &opts) {
+  const CampaignStats &s = result.stats;
+  std::string h = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>" +
+                  htmlEscape(opts.title) + "</title>\n<style>" + kStyle +
+                  "</style>\n</head>\n<body>\n<h1>" + htmlEscape(opts.title) + "</h1>\n";
+  if (!opts.commandLine.empty())
+    h += "<p><code>" + htmlEscape(opts.commandLine) + "</code></p>\n";
+
+  h += "<section id=\"figures\">\n<h2>Campaign</h2>\n<table>\n";
+  std::string passes = passesFlag(campaign.pipeline);
+  h += row("seed", std::to_string(campaign.seed));
+  h += row("jobs", std::to_string(campaign.jobs));
+  h += row("passes", passes.empty() ? "default pipeline (-O" +
+                                          std::to_string(campaign.pipeline.optLevel) + ")"
+                                    : passes,
+           false);
+  h += row("race analysis", campaign.check.useZ3 ? "Z3 on every case"
+                                                 : "reachability (findings re-checked with Z3)",
+           false);
+  h += row("cases", std::to_string(s.cases));
+  h += row("seconds", fmt::format("{:.2f}", s.seconds));
+  h += row("cases per second", fmt::format("{:.1f}", s.casesPerSecond()));
+  h += row("sound", std::to_string(s.sound));
+  h += row("violations", std::to_string(s.violations));
+  h += row("inconclusive", std::to_string(s.inconclusive));
+  h += row("invalid originals", std::to_string(s.invalid));
+  h += row("TensorMoves seen", std::to_string(s.tensorMoves));
+  h += row("TensorMoves deleted", std::to_string(s.deleted));
+  h += row("TensorMoves kept", std::to_string(s.kept));
+  h += row("findings", std::to_string(result.findings.size()));
+  if (result.interrupted)
+    h += row("interrupted", "yes (by a signal)", false);
+  h += "</table>\n";
+  if (!s.kinds.empty()) {
+    h += "<h3>Failing cases by kind</h3>\n<table>\n";
+    for (const auto &[k, v] : s.kinds)
+      h += row(k, std::to_string(v));
+    h += "</table>\n";
+  }
+  h += "</section>\n";
+
+  h += "<section id=\"rules\">\n<h2>Rule coverage (pass remarks)</h2>\n<table>\n"
+       "<tr><th>decision:rule</th><th>count</th></tr>\n";
+  for (const auto &[k, v] : s.rules)
+    h += row(k, std::to_string(v));
+  h += "</table>\n</section>\n";
+
+  h += "<section id=\"features\">\n<h2>Feature coverage (graphs containing it)</h2>\n<table>\n";
+  for (size_t i = 0; i < kNumFeatures; ++i) {
+    uint64_t c = s.features.counts[i];
+    h += fmt::format("<tr><th>{}</th><td class=\"num{}\">{}</td></tr>\n",
+                     featureName(static_cast<Feature>(i)), c == 0 ? " zero" : "", c);
+  }
+  h += "</table>\n</section>\n";
+
+  h += fmt::format("<section id=\"findings\">\n<h2>Findings ({})</h2>\n", result.findings.size());
+  if (result.findings.empty())
+    h += "<p class=\"none\">No findings.</p>\n";
+  for (size_t i = 0; i < result.findings.size(); ++i) {
+    const Finding &f = result.findings[i];
+    h += fmt::format("<article class=\"finding\" id=\"finding-{}\">\n<h3>{}: {}</h3>\n", i + 1,
+                     htmlEscape(f.kind), htmlEscape(f.rules));
+    h += "<table>\n";
+    h += row("verdict", std::string(oracle::verdictName(f.result.verdict)), false);
+    h += row("file", f.path.empty() ? f.fileName : f.path, false);
+    h += row("case seed", std::to_string(f.seed));
+    h += row("nodes", fmt::format("{} -> {}", f.nodesBefore, f.nodesAfter));
+    h += row("duplicates", std::to_string(f.duplicates));
+    h += row("confirmed with Z3", f.confirmedWithZ3 ? "yes" : "no", false);
+    h += "</table>\n";
+    h += "<p class=\"replay\">replay: <code>" + htmlEscape(f.replay) + "</code></p>\n";
+    h += "<div class=\"pictures\">\n";
+    h += picture(f.original, "before: the shrunk original", f.result.violations,
+                 opts.drawPictures);
+    h += picture(f.optimized, "after: the pipeline's result", f.result.violations,
+                 opts.drawPictures);
+    h += "</div>\n";
+    for (const oracle::Violation &v : f.result.violations) {
+      h += "<div class=\"violation\">\n<h4>" + htmlEscape(v.kind) + "</h4>\n<p>" +
+           htmlEscape(v.message) + "</p>\n<table>\n";
+      if (!v.nodes.empty())
+        h += row("nodes", commaList(v.nodes), false);
+      if (!v.buffers.empty())
+        h += row("buffers", commaList(v.buffers), false);
+      if (!v.bytes.empty())
+        h += row("differing bytes", v.bytes, false);
+      h += "</table>\n";
+      for (size_t k = 0; k < v.schedules.size(); ++k) {
+        h += fmt::format("<p>witness schedule {}:</p>\n<ol class=\"schedule\">", k + 1);
+        for (const std::string &step : v.schedules[k])
+          h += "<li>" + htmlEscape(step) + "</li>";
+        h += "</ol>\n";
+      }
+      h += "</div>\n";
+    }
+    h += "<details><summary>original (.graph)</summary><pre>" + htmlEscape(f.fileText()) +
+         "</pre></details>\n";
+    h += "<details><summary>after the pipeline (.graph)</summary><pre>" + htmlEscape(f.optimized) +
+         "</pre></details>\n</article>\n";
+  }
+  h += "</section>\n</body>\n</html>\n";
+  return h;
+}
+
+} // namespace graphvet::props
