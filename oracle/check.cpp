@@ -220,9 +220,6 @@ RaceFindings findRaces(Analysis &a, const CheckOptions &opts, bool useZ3) {
   RaceFindings f;
   RaceAnalysis ra = analyzeRaces(a.inl);
   const auto &domains = a.inl.domains;
-  // Per conflict: witness orders (first-then-second, second-then-first).
-  std::vector<std::pair<std::vector<StepIndex>, std::vector<StepIndex>>> witness(
-      ra.conflicts.size());
   std::vector<bool> race(ra.conflicts.size(), false);
   for (size_t i = 0; i < ra.conflicts.size(); ++i)
     race[i] = ra.conflicts[i].unordered;
@@ -258,7 +255,11 @@ RaceFindings findRaces(Analysis &a, const CheckOptions &opts, bool useZ3) {
       case PairOrder::Unordered: {
         auto w1 = domainOrderFromPositions(dom, base[c.domain], ans.aFirst[i]);
         auto w2 = domainOrderFromPositions(dom, base[c.domain], ans.bFirst[i]);
-        if (!c.unordered || !validOrder(dom, w1) || !validOrder(dom, w2)) {
+        auto before = [](const std::vector<StepIndex> &o, StepIndex x, StepIndex y) {
+          return std::find(o.begin(), o.end(), x) < std::find(o.begin(), o.end(), y);
+        };
+        if (!c.unordered || !validOrder(dom, w1) || !validOrder(dom, w2) ||
+            !before(w1, c.first, c.second) || !before(w2, c.second, c.first)) {
           f.inconclusive = true;
           f.reason = fmt::format("internal disagreement: Z3 finds {} and {} unordered, "
                                  "reachability does not",
@@ -266,7 +267,15 @@ RaceFindings findRaces(Analysis &a, const CheckOptions &opts, bool useZ3) {
           race[i] = false;
           break;
         }
-        witness[i] = {std::move(w1), std::move(w2)};
+        // The models prove both orders possible; the reported witnesses are
+        // the canonical schedules for each order (built below), because a
+        // model depends on the solver's history and output must not.
+        if (!(validOrder(dom, orderWith(dom, c.first, c.second)) &&
+              validOrder(dom, orderWith(dom, c.second, c.first)))) {
+          f.inconclusive = true;
+          f.reason = "internal error: no canonical witness for a race Z3 found";
+          race[i] = false;
+        }
         break;
       }
       case PairOrder::Unknown:
@@ -289,11 +298,8 @@ RaceFindings findRaces(Analysis &a, const CheckOptions &opts, bool useZ3) {
       continue;
     const Conflict &c = ra.conflicts[i];
     const Domain &dom = domains[c.domain];
-    auto &[w1, w2] = witness[i];
-    if (w1.empty()) {
-      w1 = orderWith(dom, c.first, c.second);
-      w2 = orderWith(dom, c.second, c.first);
-    }
+    std::vector<StepIndex> w1 = orderWith(dom, c.first, c.second);
+    std::vector<StepIndex> w2 = orderWith(dom, c.second, c.first);
     Violation v;
     v.kind = "race";
     v.nodes = {dom.steps[c.first].name, dom.steps[c.second].name};

@@ -249,10 +249,18 @@ private:
       st.accesses.clear();
       return;
     }
-    for (const auto &src : node.inputs)
-      if (src)
-        for (BufferId b : candidatesOf(st.graph, *src))
-          acc.push_back({b, false});
+    // A node whose outputs are all views computes nothing and reads nothing:
+    // its consumers' reads of the shared buffer are what count.
+    bool computes = st.kind != StepKind::Compute || isInputMutable(node);
+    for (uint32_t k = 0; k < node.numOutputs && !computes; ++k) {
+      PortId p = plan_.portId(st.graph, {st.node, k});
+      computes = p != kNoPort && plan_.port(p).write != PortWrite::None;
+    }
+    if (computes || node.numOutputs == 0)
+      for (const auto &src : node.inputs)
+        if (src)
+          for (BufferId b : candidatesOf(st.graph, *src))
+            acc.push_back({b, false});
     if (st.kind == StepKind::Compute) {
       for (uint32_t k = 0; k < node.numOutputs; ++k) {
         PortId p = plan_.portId(st.graph, {st.node, k});

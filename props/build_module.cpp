@@ -50,17 +50,32 @@ struct Access {
   std::vector<NodeId> readers;
 };
 
-/// Buffer -> written? (false = only read). Ordered, so effects apply in a
-/// deterministic order.
-using Effects = std::map<uint32_t, bool>;
-
-void addEffect(Effects &e, const BufSet &bufs, bool write) {
-  for (uint32_t b : bufs) {
-    auto [it, inserted] = e.emplace(b, write);
-    if (!inserted)
+/// Buffer -> written? (false = only read), sorted by buffer so effects apply
+/// in a deterministic order. A small sorted vector: sets here are tiny.
+class Effects {
+public:
+  void add(uint32_t buf, bool write) {
+    auto it = std::lower_bound(items_.begin(), items_.end(), buf,
+                               [](const auto &e, uint32_t b) { return e.first < b; });
+    if (it != items_.end() && it->first == buf)
       it->second = it->second || write;
+    else
+      items_.insert(it, {buf, write});
   }
-}
+  void add(const BufSet &bufs, bool write) {
+    for (uint32_t b : bufs)
+      add(b, write);
+  }
+  void merge(const Effects &o) {
+    for (auto [b, w] : o.items_)
+      add(b, w);
+  }
+  auto begin() const { return items_.begin(); }
+  auto end() const { return items_.end(); }
+
+private:
+  std::vector<std::pair<uint32_t, bool>> items_;
+};
 
 struct Variable {
   std::string name;
@@ -74,7 +89,7 @@ struct Level {
   std::vector<Value> values;
   std::vector<Value> parentInputs;
   std::vector<Variable> variables; ///< variables visible here (own and ancestors')
-  std::map<uint32_t, Access> access;
+  std::vector<Access> access; ///< by buffer id
   Effects touched; ///< every access made at this level, nested units included
   NodeId pendingCtrlFrom = kNoNode;
 };
@@ -149,6 +164,10 @@ private:
   std::vector<BufKind> bufKinds_;
   unsigned counter_ = 0;
   int64_t nextUserIndex_ = 0;
+  // Scratch for ordered(): visit stamps and the work list.
+  std::vector<uint32_t> seen_;
+  uint32_t epoch_ = 0;
+  std::vector<NodeId> work_;
 
   bool on(SwarmBit b) const { return (recipe_.swarm & static_cast<uint32_t>(b)) != 0; }
 
@@ -174,6 +193,25 @@ private:
     return p == Pool::Any || (v.pools & poolBit(p)) != 0;
   }
 
+  /// Index of the value `back` places before the newest in `pool` (modulo
+  /// the pool's size); the Any pool when `pool` is empty; nullopt when the
+  /// level has no values.
+  static std::optional<size_t> pickIndex(const Level &L, Pool pool, size_t back) {
+    size_t count = 0;
+    for (const Value &v : L.values)
+      count += inPool(v, pool) ? 1 : 0;
+    if (count == 0) {
+      if (pool == Pool::Any)
+        return std::nullopt;
+      return pickIndex(L, Pool::Any, back);
+    }
+    size_t skip = back % count;
+    for (size_t i = L.values.size(); i-- > 0;)
+      if (inPool(L.values[i], pool) && skip-- == 0)
+        return i;
+    return std::nullopt;
+  }
+
   /// Indexes of the level's values in `pool` (all values when it is empty).
   static std::vector<size_t> candidates(const Level &L, Pool pool) {
     std::vector<size_t> out;
@@ -186,10 +224,9 @@ private:
   }
 
   std::optional<Value> pick(const Level &L, Ref ref) const {
-    auto c = candidates(L, ref.pool);
-    if (c.empty())
-      return std::nullopt;
-    return L.values[c[c.size() - 1 - ref.back % c.size()]];
+    if (auto i = pickIndex(L, ref.pool, ref.back))
+      return L.values[*i];
+    return std::nullopt;
   }
 
   /// Like pick, but only values that may be written: no weight buffer and no
@@ -229,19 +266,25 @@ private:
   /// transparent, so such an edge orders only some of its inner nodes.
   bool ordered(const Level &L, NodeId from, NodeId to) {
     const Graph &g = graph(L);
-    std::vector<bool> seen(g.capacity(), false);
-    std::vector<NodeId> work{from};
-    seen[from] = true;
-    while (!work.empty()) {
-      NodeId id = work.back();
-      work.pop_back();
+    if (seen_.size() < g.capacity())
+      seen_.resize(g.capacity(), 0);
+    if (++epoch_ == 0) { // wrapped: clear the stamps
+      std::fill(seen_.begin(), seen_.end(), 0);
+      epoch_ = 1;
+    }
+    work_.clear();
+    work_.push_back(from);
+    seen_[from] = epoch_;
+    while (!work_.empty()) {
+      NodeId id = work_.back();
+      work_.pop_back();
       if (id == to)
         return true;
       const Node &n = g.node(id);
       auto visit = [&](NodeId s) {
-        if (s <= to && !seen[s]) {
-          seen[s] = true;
-          work.push_back(s);
+        if (s <= to && seen_[s] != epoch_) {
+          seen_[s] = epoch_;
+          work_.push_back(s);
         }
       };
       for (NodeId s : n.ctrlOut)
@@ -267,6 +310,8 @@ private:
   /// its accesses.
   void applyEffects(Level &L, NodeId u, const Effects &effects) {
     for (auto [buf, write] : effects) {
+      if (buf >= L.access.size())
+        L.access.resize(bufKinds_.size());
       Access &a = L.access[buf];
       order(L, a.lastWriter, u);
       if (write) {
@@ -277,9 +322,7 @@ private:
       } else {
         a.readers.push_back(u);
       }
-      auto [it, inserted] = L.touched.emplace(buf, write);
-      if (!inserted)
-        it->second = it->second || write;
+      L.touched.add(buf, write);
     }
   }
 
@@ -318,9 +361,9 @@ private:
     Effects e;
     bool scribbles = isInputMutable(n);
     for (const Value &v : inputs)
-      addEffect(e, v.bufs, scribbles);
+      e.add(v.bufs, scribbles);
     for (uint32_t i : refWrittenInputs(n))
-      addEffect(e, inputs[i].bufs, true);
+      e.add(inputs[i].bufs, true);
     std::vector<Value> outs;
     for (uint32_t k = 0; k < n.numOutputs; ++k) {
       Value out{{id, k}, {}, pools};
@@ -329,7 +372,7 @@ private:
       } else if (const std::string *var = refVarSrcName(n, k)) {
         const Variable *v = findVariable(L, *var);
         out.bufs = {v ? v->buffer : newBuffer(BufKind::Fresh)};
-        addEffect(e, out.bufs, true);
+        e.add(out.bufs, true);
       } else {
         out.bufs = {newBuffer(BufKind::Fresh)};
       }
@@ -667,7 +710,7 @@ private:
   void finishHolder(Level &L, NodeId h, const std::vector<Value> &inputs, Effects effects,
                     bool writesInputs, const std::vector<BufSet> &outputBufs) {
     for (const Value &v : inputs)
-      addEffect(effects, v.bufs, writesInputs);
+      effects.add(v.bufs, writesInputs);
     applyEffects(L, h, effects);
     for (size_t k = 0; k < outputBufs.size(); ++k)
       L.values.push_back(
@@ -702,8 +745,7 @@ private:
     for (size_t b = 0; b < numBranches; ++b) {
       std::string sub = name + (isIf ? (b == 0 ? "_then" : "_else") : "_branch" + std::to_string(b));
       auto r = buildSubgraph(L, h, sub, bodyAt(s, b), ins, numResults, true);
-      for (auto [buf, write] : r.touched)
-        addEffect(touched, {buf}, write);
+      touched.merge(r.touched);
       for (size_t k = 0; k < numResults; ++k)
         outs[k] = unite(outs[k], r.results[k]);
     }
@@ -732,8 +774,7 @@ private:
     auto cond = buildSubgraph(L, h, name + "_cond", bodyAt(s, 0), vars, 1, false);
     auto body = buildSubgraph(L, h, name + "_body", bodyAt(s, 1), vars, vars.size(), true);
     Effects touched = std::move(cond.touched);
-    for (auto [buf, write] : body.touched)
-      addEffect(touched, {buf}, write);
+    touched.merge(body.touched);
     std::vector<BufSet> outs;
     for (const Value &var : vars)
       outs.push_back(var.bufs);

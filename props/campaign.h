@@ -64,6 +64,9 @@ struct CampaignOptions {
   }
 };
 
+/// The campaign counts the features of every kFeatureSample-th case.
+inline constexpr uint64_t kFeatureSample = 8;
+
 struct CampaignStats {
   uint64_t cases = 0;
   uint64_t sound = 0;
@@ -77,7 +80,7 @@ struct CampaignStats {
   std::map<std::string, uint64_t> rules;
   /// Violating cases by kind.
   std::map<std::string, uint64_t> kinds;
-  FeatureCounts features;
+  FeatureCounts features; ///< over the sampled cases (features.modules of them)
   double seconds = 0;
   double casesPerSecond() const { return seconds > 0 ? static_cast<double>(cases) / seconds : 0; }
   void merge(const CampaignStats &o);

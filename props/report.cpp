@@ -165,7 +165,9 @@ std::string renderReport(const CampaignResult &result, const CampaignOptions &ca
     h += row(k, std::to_string(v));
   h += "</table>\n</section>\n";
 
-  h += "<section id=\"features\">\n<h2>Feature coverage (graphs containing it)</h2>\n<table>\n";
+  h += fmt::format("<section id=\"features\">\n<h2>Feature coverage</h2>\n<p>Graphs containing "
+                   "each feature, over {} sampled cases (every {}th).</p>\n<table>\n",
+                   s.features.modules, kFeatureSample);
   for (size_t i = 0; i < kNumFeatures; ++i) {
     uint64_t c = s.features.counts[i];
     h += fmt::format("<tr><th>{}</th><td class=\"num{}\">{}</td></tr>\n",

@@ -99,7 +99,9 @@ std::string valueText(const AttrValue &v) {
   return out + "]";
 }
 
-std::string nodeId(GraphId g, NodeId n) { return fmt::format("g{}n{}", g, n); }
+std::string nodeId(GraphId g, NodeId n) {
+  return fmt::format("g{}n{}", g, n);
+}
 
 constexpr size_t kMaxNestedDepth = 64;
 
@@ -228,8 +230,8 @@ private:
     if (hasOutputRows(gid, n)) {
       for (uint32_t k = 0; k < n.numOutputs && k < 64; ++k) {
         std::string buf = outputLabel(gid, n, k);
-        std::string text = buf.empty() ? fmt::format("out{}", k)
-                                       : fmt::format("out{}: {}", k, truncated(buf, 60));
+        std::string text =
+            buf.empty() ? fmt::format("out{}", k) : fmt::format("out{}: {}", k, truncated(buf, 60));
         label += fmt::format("<tr><td port=\"o{}\" border=\"1\" sides=\"t\" color=\"#b0b0b0\">"
                              "<font point-size=\"9\">{}</font></td></tr>",
                              k, html(text));
@@ -304,6 +306,8 @@ private:
 
 } // namespace
 
-std::string toDot(const Module &m, const DotOptions &opts) { return DotWriter(m, opts).run(); }
+std::string toDot(const Module &m, const DotOptions &opts) {
+  return DotWriter(m, opts).run();
+}
 
 } // namespace graphvet

@@ -60,8 +60,12 @@ struct Token {
 bool isIdentStart(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
 }
-bool isIdentChar(char c) { return isIdentStart(c) || (c >= '0' && c <= '9'); }
-bool isDigit(char c) { return c >= '0' && c <= '9'; }
+bool isIdentChar(char c) {
+  return isIdentStart(c) || (c >= '0' && c <= '9');
+}
+bool isDigit(char c) {
+  return c >= '0' && c <= '9';
+}
 
 bool isKeyword(std::string_view s) {
   return s == "graph" || s == "options" || s == "ctrl" || s == "true" || s == "false";
@@ -91,9 +95,7 @@ std::vector<Token> lex(std::string_view text, Diagnostics &diags) {
       }
     }
   };
-  auto error = [&](SourceLoc loc, std::string msg) {
-    diags.push_back({loc, std::move(msg)});
-  };
+  auto error = [&](SourceLoc loc, std::string msg) { diags.push_back({loc, std::move(msg)}); };
   while (i < text.size()) {
     char c = text[i];
     if (c == '\n') {
@@ -234,7 +236,8 @@ std::vector<Token> lex(std::string_view text, Diagnostics &diags) {
       toks.push_back(std::move(t));
       continue;
     }
-    error(t.loc, fmt::format("unexpected character {}", describeChar(static_cast<unsigned char>(c))));
+    error(t.loc,
+          fmt::format("unexpected character {}", describeChar(static_cast<unsigned char>(c))));
     break;
   }
   Token end;
@@ -403,7 +406,10 @@ private:
             return;
         }
       }
-      char closer = t.kind == Tok::RBrace ? '{' : t.kind == Tok::RParen ? '(' : t.kind == Tok::RBracket ? '[' : 0;
+      char closer = t.kind == Tok::RBrace     ? '{'
+                    : t.kind == Tok::RParen   ? '('
+                    : t.kind == Tok::RBracket ? '['
+                                              : 0;
       if (t.kind == Tok::LBrace || t.kind == Tok::LParen || t.kind == Tok::LBracket) {
         open += t.kind == Tok::LBrace ? '{' : t.kind == Tok::LParen ? '(' : '[';
       } else if (closer) {
@@ -485,8 +491,8 @@ private:
     }
     next();
     if (!at(Tok::String)) {
-      error(cur().loc, fmt::format("expected a string value for option '{}', found {}", key,
-                                   describe(cur())));
+      error(cur().loc,
+            fmt::format("expected a string value for option '{}', found {}", key, describe(cur())));
       return false;
     }
     if (options_.count(key)) {
@@ -529,8 +535,8 @@ private:
       return;
     }
     if (!at(Tok::LBrace)) {
-      error(cur().loc, fmt::format("expected '{{' after graph name '{}', found {}", g.name,
-                                   describe(cur())));
+      error(cur().loc,
+            fmt::format("expected '{{' after graph name '{}', found {}", g.name, describe(cur())));
       skipToTopLevel();
       return;
     }
@@ -837,8 +843,8 @@ Module resolve(Parser &p, Diagnostics &diags) {
     const PGraph &pg = p.graphs_[g];
     Graph &graph = m.graph(g);
     for (const PNode &pn : pg.nodes) {
-      uint32_t count = pn.explicitOutputs ? *pn.explicitOutputs
-                                          : defaultOutputCount(pn.type, pn.inputs.size());
+      uint32_t count =
+          pn.explicitOutputs ? *pn.explicitOutputs : defaultOutputCount(pn.type, pn.inputs.size());
       NodeId id = graph.addNode(pn.name, pn.type, {}, count);
       Node &n = graph.node(id);
       n.loc = pn.loc;
@@ -907,8 +913,8 @@ Module resolve(Parser &p, Diagnostics &diags) {
         continue;
       }
       if (!graph.addCtrlEdge(from, to)) {
-        error(c.loc, fmt::format("duplicate control edge {} -> {}", formatName(c.from),
-                                 formatName(c.to)));
+        error(c.loc,
+              fmt::format("duplicate control edge {} -> {}", formatName(c.from), formatName(c.to)));
         continue;
       }
       graph.ctrlEdgeLocs.push_back({from, to, c.loc});

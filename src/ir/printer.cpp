@@ -239,8 +239,8 @@ std::optional<std::string> compareGraphs(const Module &ma, const Graph &a, const
     if (sa.subgraphs != sb.subgraphs)
       return where + fmt::format("subgraphs {} vs {}", joined(sa.subgraphs), joined(sb.subgraphs));
     if (sa.ctrlOut != sb.ctrlOut)
-      return where + fmt::format("control successors {} vs {}", joined(sa.ctrlOut),
-                                 joined(sb.ctrlOut));
+      return where +
+             fmt::format("control successors {} vs {}", joined(sa.ctrlOut), joined(sb.ctrlOut));
   }
   return std::nullopt;
 }

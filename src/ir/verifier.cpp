@@ -200,9 +200,9 @@ private:
         continue;
       }
       if (sub.parentGraph != owner_[s].graph || sub.parentNode != owner_[s].node)
-        report(&sub, sub.loc,
-               fmt::format("subgraph '{}' has a parent link that disagrees with its owner",
-                           sub.name));
+        report(
+            &sub, sub.loc,
+            fmt::format("subgraph '{}' has a parent link that disagrees with its owner", sub.name));
     }
     // Nesting cycles: follow owners upwards; a walk that comes back to a
     // graph of the same walk without reaching the root is a cycle. Each graph
@@ -323,8 +323,9 @@ private:
         fromInputs.emplace_back(in->node, in->index, id, i);
       }
       if (n.consumers.size() != n.numOutputs) {
-        report(&g, n.loc, fmt::format("consumer table of '{}' does not match its {}", n.name,
-                                      plural(n.numOutputs, "output")));
+        report(&g, n.loc,
+               fmt::format("consumer table of '{}' does not match its {}", n.name,
+                           plural(n.numOutputs, "output")));
         ok = false;
       }
       for (uint32_t k = 0; k < n.consumers.size(); ++k)
@@ -363,7 +364,8 @@ private:
       report(&g, n.loc, fmt::format("op type '{}' of '{}' is not an identifier", n.type, n.name));
     for (const auto &[key, value] : n.attrs) {
       if (!isValidKey(key)) {
-        report(&g, n.loc, fmt::format("attribute name '{}' of '{}' is not a valid key", key, n.name));
+        report(&g, n.loc,
+               fmt::format("attribute name '{}' of '{}' is not a valid key", key, n.name));
         continue;
       }
       if (key == "outputs" || key == "subgraphs") {
@@ -473,8 +475,8 @@ private:
                fmt::format("{} of '{}' views input 0, but it has no inputs", key("reuse_input"),
                            n.name));
       if (const AttrValue *v = n.attr(key("ref_var_src_var_name")); v && !v->text())
-        report(&g, n.loc, fmt::format("{} of '{}' must be a name", key("ref_var_src_var_name"),
-                                      n.name));
+        report(&g, n.loc,
+               fmt::format("{} of '{}' must be a name", key("ref_var_src_var_name"), n.name));
       bool described = true;
       if (const AttrValue *d = n.attr(key("dtype"))) {
         const std::string *t = d->text();
@@ -499,9 +501,9 @@ private:
         }
       }
       if (described && !outputBytes(n, k))
-        report(&g, n.loc,
-               fmt::format("output {} of '{}' is larger than {} bytes", k, n.name,
-                           kMaxBufferBytes));
+        report(
+            &g, n.loc,
+            fmt::format("output {} of '{}' is larger than {} bytes", k, n.name, kMaxBufferBytes));
     }
   }
 
@@ -510,8 +512,8 @@ private:
     if (!v)
       return;
     if (!v->isInt() || v->asInt() < 0) {
-      report(&g, n.loc, fmt::format("index of {} '{}' must be a non-negative integer", n.type,
-                                    n.name));
+      report(&g, n.loc,
+             fmt::format("index of {} '{}' must be a non-negative integer", n.type, n.name));
       return;
     }
     auto [it, fresh] = seen.emplace(v->asInt(), &n);
@@ -593,8 +595,7 @@ private:
   /// branch node are produced, branches agree, a While cond has a condition.
   void checkHolder(const Graph &g, const Node &n) {
     OpKind kind = opKind(n);
-    if (kind != OpKind::Call && kind != OpKind::If && kind != OpKind::Case &&
-        kind != OpKind::While)
+    if (kind != OpKind::Call && kind != OpKind::If && kind != OpKind::Case && kind != OpKind::While)
       return;
     std::vector<const Graph *> subs;
     for (GraphId s : n.subgraphs) {
@@ -647,6 +648,8 @@ private:
 
 } // namespace
 
-Diagnostics verifyModule(const Module &m) { return Verifier(m).run(); }
+Diagnostics verifyModule(const Module &m) {
+  return Verifier(m).run();
+}
 
 } // namespace graphvet

@@ -315,19 +315,20 @@ BufferUses exploreUses(const Module &m, const ModuleIndex &index, std::span<cons
         // be) this memory.
         if (auto j = nonNegativeIndex(n, Node::portKey(false, i, "_parent_node_index"))) {
           const Node &parent = m.graph(graph.parentGraph).node(graph.parentNode);
-          uses.passedOnBy.insert({graph.parentGraph, parent.id});
-          if (*j < parent.numOutputs)
+          if (*j < parent.numOutputs && !parent.consumers[*j].empty()) {
+            uses.passedOnBy.insert({graph.parentGraph, parent.id});
             pushConsumers(graph.parentGraph, {parent.id, *j});
+          }
         }
       }
       continue;
     }
     for (uint32_t k = 0; k < n.numOutputs; ++k)
-      if (aliasedInput(n, k) == i) {
+      if (aliasedInput(n, k) == i && !n.consumers[k].empty()) {
         uses.passedOnBy.insert({s.graph, n.id});
         pushConsumers(s.graph, {n.id, k});
       }
-    if (kind == OpKind::While && i < n.numOutputs) {
+    if (kind == OpKind::While && i < n.numOutputs && !n.consumers[i].empty()) {
       uses.passedOnBy.insert({s.graph, n.id});
       pushConsumers(s.graph, {n.id, i});
     }
@@ -346,9 +347,10 @@ bool passesMemoryOn(const Module &m, const ModuleIndex &index, GraphId g, NodeId
                     uint32_t input, size_t budget) {
   const Node &node = m.graph(g).node(n);
   for (uint32_t k = 0; k < node.numOutputs; ++k)
-    if (aliasedInput(node, k) == input)
+    if (aliasedInput(node, k) == input && !node.consumers[k].empty())
       return true;
-  if (opKind(node) == OpKind::While)
+  if (opKind(node) == OpKind::While && input < node.numOutputs &&
+      !node.consumers[input].empty())
     return true;
   if (!holdsSubgraphs(node))
     return false;

@@ -138,8 +138,10 @@ struct BufferUses {
   std::set<uint32_t> rootOutputs;
   /// Ops demanding contiguous inputs that receive the buffer.
   std::vector<NodeRef> continuousUsers;
-  /// Nodes the memory leaves through by one of their outputs (a view or ref
-  /// output, a While output, or a subgraph result handed to the holder).
+  /// Nodes that hand the memory on to a consumer through one of their
+  /// outputs (a connected view or ref output, a connected While output, or a
+  /// subgraph result the holder's consumers read). An aliasing output nobody
+  /// consumes does not pass anything on.
   std::set<NodeRef> passedOnBy;
   bool overBudget = false;
 };
@@ -154,9 +156,10 @@ BufferUses exploreUses(const Module &m, const ModuleIndex &index,
 /// The consumers of one output port as module slots.
 std::vector<SlotRef> consumerSlots(const Module &m, PortRef p);
 
-/// True when the memory handed to input `input` of node `n` (graph `g`) can
-/// leave the node through one of its outputs: a view or ref output on that
-/// input, a While output, or a subgraph result of a holder.
+/// True when the memory handed to input `input` of node `n` (graph `g`)
+/// reaches another consumer through one of the node's outputs: a connected
+/// view or ref output on that input, a connected While output, or a
+/// subgraph result of a holder that its consumers read.
 bool passesMemoryOn(const Module &m, const ModuleIndex &index, GraphId g, NodeId n,
                     uint32_t input, size_t budget);
 

@@ -115,6 +115,7 @@ private:
   std::deque<NodeRef> queue_;
   std::set<NodeRef> queued_;
   std::map<NodeRef, unsigned> visits_;
+  std::set<NodeRef> skipped_;
 
   // Per-decision cache of the forward exploration from the TensorMove.
   std::optional<BufferUses> tmUses_;
@@ -202,8 +203,12 @@ std::string TensorMoveDeleter::describeSource(const SourceTrace &t) const {
   }
   if (t.steps.size() > 1) {
     std::vector<std::string> via;
-    for (size_t i = 0; i + 1 < t.steps.size(); ++i)
-      via.push_back(describe(t.steps[i].graph, t.steps[i].port.node));
+    for (size_t i = 0; i + 1 < t.steps.size(); ++i) {
+      const TraceStep &step = t.steps[i];
+      via.push_back(describe(step.graph, step.port.node));
+      if (m_.graph(step.graph).node(step.port.node).numOutputs > 1)
+        via.back() += ":" + std::to_string(step.port.index);
+    }
     s += " via " + joinLimited(via, 8);
   }
   return s;
@@ -693,6 +698,8 @@ void TensorMoveDeleter::requeueNeighbours(NodeRef t, OutPort producer,
     auto v = visits_.find(c);
     if (v == visits_.end() || v->second >= opts_.maxVisitsPerTensorMove)
       continue; // not decided yet (already queued) or out of visits
+    if (skipped_.count(c))
+      continue; // reserved: no neighbour changes that
     queue_.push_back(c);
     queued_.insert(c);
   }
@@ -757,8 +764,15 @@ TensorMoveDeleteStats TensorMoveDeleter::run(std::vector<Remark> *remarks) {
     finalOutcome[t] = remark.decision == "deleted" ? Outcome::Delete
                       : remark.decision == "skipped" ? Outcome::Skip
                                                      : Outcome::Keep;
-    if (auto it = logIndex.find(t); it != logIndex.end())
+    if (finalOutcome[t] == Outcome::Skip)
+      skipped_.insert(t);
+    // A re-visit that reaches the same conclusion keeps the remark where it
+    // was; a changed decision moves to the end (the order of final decisions).
+    if (auto it = logIndex.find(t); it != logIndex.end()) {
+      if (log[it->second]->message == remark.message)
+        continue;
       log[it->second].reset();
+    }
     logIndex[t] = log.size();
     log.push_back(std::move(remark));
   }

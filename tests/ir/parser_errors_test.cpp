@@ -21,7 +21,9 @@ struct BadInput {
   size_t errors = 1; ///< total diagnostics expected
 };
 
-void PrintTo(const BadInput &b, std::ostream *os) { *os << b.what; }
+void PrintTo(const BadInput &b, std::ostream *os) {
+  *os << b.what;
+}
 
 std::string nestedLists(int depth) {
   return "graph g {\n  x = A() {v = " + std::string(static_cast<size_t>(depth), '[') +
@@ -45,8 +47,7 @@ const BadInput kBadInputs[] = {
     {"graph without name", "graph {\n}\n", 1, 7, "expected graph name after 'graph', found '{'"},
     {"graph name is a keyword", "graph ctrl {\n}\n", 1, 7,
      "'ctrl' is a reserved keyword; write \"ctrl\" to use it as a name"},
-    {"graph without brace", "graph g (\n}\n", 1, 9,
-     "expected '{' after graph name 'g', found '('"},
+    {"graph without brace", "graph g (\n}\n", 1, 9, "expected '{' after graph name 'g', found '('"},
     {"graph not closed", "graph g {\n  x = A() {index = 0\n}\n", 4, 1,
      "expected '}' to close graph 'g'"},
     {"graph not closed before next graph", "graph a {\n  x = A()\ngraph b {\n}\n", 3, 1,
@@ -117,16 +118,15 @@ const BadInput kBadInputs[] = {
     {"ctrl to unknown node", "graph g {\n  a = A()\n  ctrl a -> zz\n}\n", 3, 13,
      "unknown node 'zz'"},
     {"ctrl to itself", "graph g {\n  a = A()\n  ctrl a -> a\n}\n", 3, 3, "cycle through a -> a"},
-    {"duplicate ctrl edge", "graph g {\n  a = A()\n  b = B()\n  ctrl a -> b\n  ctrl a -> b\n}\n",
-     5, 3, "duplicate control edge a -> b"},
+    {"duplicate ctrl edge", "graph g {\n  a = A()\n  b = B()\n  ctrl a -> b\n  ctrl a -> b\n}\n", 5,
+     3, "duplicate control edge a -> b"},
     // --- resolution ---
     {"unknown node", "graph g {\n  x = ReLU(foo)\n}\n", 2, 12, "unknown node 'foo'"},
     {"duplicate node", "graph g {\n  r = A()\n  r = B()\n}\n", 3, 3, "duplicate node 'r'"},
     {"port beyond explicit outputs", "graph g {\n  r = ReLU() {outputs = 1}\n  s = Add(r:3)\n}\n",
      3, 11, "input index 3 out of range for 'r' with 1 output"},
-    {"unknown graph in subgraphs",
-     "graph g {\n  p = PartitionedCall() {subgraphs = [body]}\n}\n", 2, 39,
-     "unknown graph 'body' in subgraphs"},
+    {"unknown graph in subgraphs", "graph g {\n  p = PartitionedCall() {subgraphs = [body]}\n}\n",
+     2, 39, "unknown graph 'body' in subgraphs"},
     {"root graph as subgraph", "graph g {\n  p = PartitionedCall() {subgraphs = [g]}\n}\n", 2, 39,
      "root graph 'g' cannot be a subgraph"},
     {"subgraph referenced twice",
@@ -144,11 +144,10 @@ const BadInput kBadInputs[] = {
      "input of TensorMove 'tm' is not connected"},
     {"unreferenced subgraph", "graph g {\n}\ngraph lost {\n}\n", 3, 7,
      "subgraph 'lost' is not referenced by any node"},
-    {"duplicate Data index", "graph g {\n  a = Data() {index = 0}\n  b = Data() {index = 0}\n}\n", 3,
-     3, "duplicate Data index 0 (also on 'a')"},
-    {"If with one branch",
-     "graph g {\n  c = A()\n  i = If(c) {subgraphs = [t]}\n}\ngraph t {\n}\n", 3, 3,
-     "If 'i' needs 2 subgraphs (then, else), has 1"},
+    {"duplicate Data index", "graph g {\n  a = Data() {index = 0}\n  b = Data() {index = 0}\n}\n",
+     3, 3, "duplicate Data index 0 (also on 'a')"},
+    {"If with one branch", "graph g {\n  c = A()\n  i = If(c) {subgraphs = [t]}\n}\ngraph t {\n}\n",
+     3, 3, "If 'i' needs 2 subgraphs (then, else), has 1"},
     {"subgraph Data without parent index",
      "graph g {\n  p = PartitionedCall() {subgraphs = [b], outputs = 0}\n}\n"
      "graph b {\n  d = Data()\n}\n",
@@ -199,12 +198,12 @@ TEST(ParserErrors, ReportsIndependentErrorsTogetherWithoutCascade) {
   // Three unrelated syntax errors in three statements, valid statements in
   // between: exactly three diagnostics, in source order.
   const char *text = "graph g {\n"
-                     "  a = A(\n"            // error 1: bad input list (spans lines)
+                     "  a = A(\n" // error 1: bad input list (spans lines)
                      "    , b)\n"
                      "  b = B()\n"
-                     "  c = C() {x 1}\n"     // error 2: missing '='
+                     "  c = C() {x 1}\n" // error 2: missing '='
                      "  d = D(b)\n"
-                     "  ctrl b c\n"          // error 3: missing '->'
+                     "  ctrl b c\n" // error 3: missing '->'
                      "  e = E(d)\n"
                      "}\n";
   ParseResult r = parseModule(text);

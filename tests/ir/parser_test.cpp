@@ -214,8 +214,7 @@ TEST(Parser, SubgraphsAreAttachedInListOrder) {
 }
 
 TEST(Parser, ParseFileReadsFromDisk) {
-  ParseResult r =
-      parseFile(std::string(GRAPHVET_SOURCE_DIR) + "/corpus/spec-format-example.graph");
+  ParseResult r = parseFile(std::string(GRAPHVET_SOURCE_DIR) + "/corpus/spec-format-example.graph");
   ASSERT_TRUE(r.module.has_value());
   EXPECT_EQ(r.module->root().numLiveNodes(), 7u);
 }

@@ -89,10 +89,10 @@ TEST(Printer, TopologicalTiesBreakByFileOrder) {
 
 TEST(Printer, OutputsPrintedOnlyWhenDifferentFromTheDefault) {
   Module m = parseOk("graph g {\n"
-                     "  a = A() {outputs = 1}\n"  // default: dropped
-                     "  b = A() {outputs = 3}\n"  // kept
+                     "  a = A() {outputs = 1}\n" // default: dropped
+                     "  b = A() {outputs = 3}\n" // kept
                      "  c = A()\n"
-                     "  d = D(c:2, a, b)\n"       // raises c to 3 outputs: printed
+                     "  d = D(c:2, a, b)\n" // raises c to 3 outputs: printed
                      "  n = NetOutput(d)\n"
                      "}\n");
   EXPECT_EQ(printModule(m), "graph g {\n"
@@ -168,8 +168,7 @@ TEST(Printer, StructuralDifferenceFindsEachKindOfChange) {
     EXPECT_NE(d->find(needle), std::string::npos) << *d;
   };
   differs("graph g {\n  a = A()\n  b = X(a) {k = 1}\n  c = C(b)\n  ctrl a -> c\n}\n", "type");
-  differs("graph g {\n  a = A()\n  b = B(a) {k = 2}\n  c = C(b)\n  ctrl a -> c\n}\n",
-          "attributes");
+  differs("graph g {\n  a = A()\n  b = B(a) {k = 2}\n  c = C(b)\n  ctrl a -> c\n}\n", "attributes");
   differs("graph g {\n  a = A()\n  b = B(a) {k = 1}\n  c = C(a)\n  ctrl a -> c\n}\n", "inputs");
   differs("graph g {\n  a = A()\n  b = B(a) {k = 1}\n  c = C(b)\n  ctrl a -> b\n}\n", "control");
   differs("graph g {\n  a = A()\n  b = B(a) {k = 1}\n  d = C(b)\n  ctrl a -> d\n}\n", "only in");

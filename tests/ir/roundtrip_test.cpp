@@ -17,7 +17,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-fs::path corpusDir() { return fs::path(GRAPHVET_SOURCE_DIR) / "corpus"; }
+fs::path corpusDir() {
+  return fs::path(GRAPHVET_SOURCE_DIR) / "corpus";
+}
 
 std::vector<std::string> corpusFiles() {
   std::vector<std::string> files;
@@ -68,11 +70,22 @@ GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(CorpusRoundTrip);
 /// everywhere).
 std::string mutate(std::string text, std::mt19937 &rng) {
   static const char *kTokens[] = {
-      "{",      "}",     "(",         ")",          "[",      "]",          ",",
-      ":1",     ":",     "=",         "\"",        "\\",   "#",          "-",
-      "->",     "_",     " ",         "\n",        "graph",  "ctrl",       "options",
-      "true",   "x",     "TensorMove(", "outputs = 3", "subgraphs = [body]", "index = 0",
-      "99999999999999999999", "\"q\\n\"", "ctrl x -> x\n", "NetOutput(", "While(",
+      "{",           "}",
+      "(",           ")",
+      "[",           "]",
+      ",",           ":1",
+      ":",           "=",
+      "\"",          "\\",
+      "#",           "-",
+      "->",          "_",
+      " ",           "\n",
+      "graph",       "ctrl",
+      "options",     "true",
+      "x",           "TensorMove(",
+      "outputs = 3", "subgraphs = [body]",
+      "index = 0",   "99999999999999999999",
+      "\"q\\n\"",    "ctrl x -> x\n",
+      "NetOutput(",  "While(",
   };
   auto pick = [&](size_t n) { return n == 0 ? size_t{0} : static_cast<size_t>(rng() % n); };
   size_t pos = pick(text.size() + 1);

@@ -92,10 +92,9 @@ TEST(Verifier, SubgraphNetOutputParentIndex) {
                                        "  o = NetOutput(d) {in0._parent_node_index = 1}\n}\n")),
             (Errors{"4:3: output 0 of 'p' is used but subgraph 's' does not produce it",
                     "9:3: in0._parent_node_index = 1 of 'o' out of range for 'p' with 1 output"}));
-  EXPECT_EQ(errorsOf(root(kCallHeader,
-                          "graph s {\n  d = Data() {_parent_node_index = 0}\n"
-                          "  o = NetOutput(d, d) {in0._parent_node_index = 0,"
-                          " in1._parent_node_index = 0}\n}\n")),
+  EXPECT_EQ(errorsOf(root(kCallHeader, "graph s {\n  d = Data() {_parent_node_index = 0}\n"
+                                       "  o = NetOutput(d, d) {in0._parent_node_index = 0,"
+                                       " in1._parent_node_index = 0}\n}\n")),
             Errors{"9:3: NetOutput 'o' hands back output 0 of 'p' twice (inputs 0 and 1)"});
   EXPECT_EQ(errorsOf(root(kCallHeader, "graph s {\n  d = Data() {_parent_node_index = 0}\n"
                                        "  o = NetOutput(d)\n}\n")),
@@ -114,9 +113,9 @@ TEST(Verifier, AtMostOneNetOutputPerGraph) {
 
 TEST(Verifier, SubgraphCountsPerHolder) {
   const char *branches = "graph t {\n}\ngraph e {\n}\ngraph z {\n}\n";
-  EXPECT_EQ(errorsOf(root("  c = A()\n  i = If(c) {subgraphs = [t, e, z], outputs = 0}\n",
-                          branches)),
-            Errors{"3:3: If 'i' needs 2 subgraphs (then, else), has 3"});
+  EXPECT_EQ(
+      errorsOf(root("  c = A()\n  i = If(c) {subgraphs = [t, e, z], outputs = 0}\n", branches)),
+      Errors{"3:3: If 'i' needs 2 subgraphs (then, else), has 3"});
   EXPECT_EQ(errorsOf(root("  c = A()\n  w = While(c) {subgraphs = [t]}\n", "graph t {\n}\n")),
             Errors{"3:3: While 'w' needs 2 subgraphs (cond, body), has 1"});
   EXPECT_EQ(errorsOf(root("  c = A()\n  k = Case(c) {outputs = 0}\n")),
@@ -154,14 +153,14 @@ TEST(Verifier, WhileShape) {
   const char *loop = "graph c {\n  d = Data() {_parent_node_index = 0}\n  o = NetOutput(d)\n}\n"
                      "graph b {\n  d = Data() {_parent_node_index = 0}\n"
                      "  o = NetOutput(d) {in0._parent_node_index = 0}\n}\n";
-  EXPECT_EQ(errorsOf(root("  x = A()\n  w = While(x) {subgraphs = [c, b]}\n  o = NetOutput(w)\n",
-                          loop)),
-            Errors{});
+  EXPECT_EQ(
+      errorsOf(root("  x = A()\n  w = While(x) {subgraphs = [c, b]}\n  o = NetOutput(w)\n", loop)),
+      Errors{});
   EXPECT_EQ(errorsOf(root("  x = A()\n  w = While(x) {subgraphs = [c, b], outputs = 2}\n", loop)),
             Errors{"3:3: While 'w' has 2 outputs but 1 input (output j is input j)"});
-  EXPECT_EQ(errorsOf(root("  x = A()\n  w = While(x) {subgraphs = [c, b], max_iterations = -1}\n",
-                          loop)),
-            Errors{"3:3: max_iterations of 'w' must be a non-negative integer"});
+  EXPECT_EQ(
+      errorsOf(root("  x = A()\n  w = While(x) {subgraphs = [c, b], max_iterations = -1}\n", loop)),
+      Errors{"3:3: max_iterations of 'w' must be a non-negative integer"});
   EXPECT_EQ(errorsOf(root("  x = A()\n  w = While(x) {subgraphs = [c, b]}\n",
                           "graph c {\n}\n"
                           "graph b {\n  d = Data() {_parent_node_index = 0}\n}\n")),
@@ -172,13 +171,14 @@ TEST(Verifier, WhileShape) {
 TEST(Verifier, SubgraphReferences) {
   EXPECT_EQ(errorsOf(root("  a = A()\n", "graph s {\n}\n")),
             Errors{"4:7: subgraph 's' is not referenced by any node"});
-  EXPECT_EQ(errorsOf(root("  a = A()\n",
-                          "graph a1 {\n  p = PartitionedCall() {subgraphs = [b1], outputs = 0}\n}\n"
-                          "graph b1 {\n  q = PartitionedCall() {subgraphs = [a1], outputs = 0}\n}\n"
-                          "graph self {\n  r = PartitionedCall() {subgraphs = [self], outputs = 0}\n"
-                          "}\n")),
-            (Errors{"4:7: subgraphs nest in a cycle: a1 -> b1 -> a1",
-                    "10:7: subgraphs nest in a cycle: self -> self"}));
+  EXPECT_EQ(
+      errorsOf(root("  a = A()\n",
+                    "graph a1 {\n  p = PartitionedCall() {subgraphs = [b1], outputs = 0}\n}\n"
+                    "graph b1 {\n  q = PartitionedCall() {subgraphs = [a1], outputs = 0}\n}\n"
+                    "graph self {\n  r = PartitionedCall() {subgraphs = [self], outputs = 0}\n"
+                    "}\n")),
+      (Errors{"4:7: subgraphs nest in a cycle: a1 -> b1 -> a1",
+              "10:7: subgraphs nest in a cycle: self -> self"}));
 }
 
 TEST(Verifier, MemoryAttributes) {

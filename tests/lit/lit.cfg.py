@@ -5,7 +5,8 @@ import os
 import lit.formats
 
 config.name = "graphvet"
-config.test_format = lit.formats.ShTest(execute_external=False)
+# An external shell, so RUN lines can test exact exit statuses (`cmd; test $? -eq 2`).
+config.test_format = lit.formats.ShTest(execute_external=True)
 config.suffixes = [".graph"]
 config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py.in"]
 config.test_source_root = os.path.dirname(__file__)

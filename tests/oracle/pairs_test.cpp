@@ -198,7 +198,8 @@ TEST(PairDetails, VariableClobberShowsInSecondRunOutputs) {
 }
 
 TEST(PairDetails, CallWriterIsNamedWithItsSubgraph) {
-  const Violation *v = firstOf(checkPair("call-writer-races-reader"), "race");
+  CheckResult r = checkPair("call-writer-races-reader");
+  const Violation *v = firstOf(r, "race");
   ASSERT_NE(v, nullptr);
   EXPECT_EQ(v->nodes, (std::vector<std::string>{"body/w", "s"}));
   // Both witness schedules order the pair differently.
@@ -211,21 +212,24 @@ TEST(PairDetails, CallWriterIsNamedWithItsSubgraph) {
 }
 
 TEST(PairDetails, WrongIndexNamesTheInput) {
-  const Violation *v = firstOf(checkPair("option-wrong-index"), "alias");
+  CheckResult r = checkPair("option-wrong-index");
+  const Violation *v = firstOf(r, "alias");
   ASSERT_NE(v, nullptr);
   EXPECT_EQ(v->buffers, (std::vector<std::string>{"input0"}));
   EXPECT_NE(v->message.find("output 0"), std::string::npos);
 }
 
 TEST(PairDetails, WeightWrittenThroughView) {
-  const Violation *v = firstOf(checkPair("weight-via-view"), "weight-written");
+  CheckResult r = checkPair("weight-via-view");
+  const Violation *v = firstOf(r, "weight-written");
   ASSERT_NE(v, nullptr);
   EXPECT_EQ(v->nodes, (std::vector<std::string>{"w"}));
   EXPECT_EQ(v->buffers, (std::vector<std::string>{"weight:c"}));
 }
 
 TEST(PairDetails, ValueViolationShowsBytes) {
-  const Violation *v = firstOf(checkPair("swapped-inputs"), "value");
+  CheckResult r = checkPair("swapped-inputs");
+  const Violation *v = firstOf(r, "value");
   ASSERT_NE(v, nullptr);
   EXPECT_EQ(v->nodes, (std::vector<std::string>{"a"}));
   EXPECT_EQ(v->bytes.rfind("expected ", 0), 0u) << v->bytes;

@@ -212,14 +212,20 @@ int runOpt(const OptOptions &opts) {
   int status = kExitOk;
   std::string graphs, reports;
   for (size_t i = 0; i < chunks.size(); ++i) {
-    ChunkOutcome c = runChunk(opts, pipeline, chunks[i], shownName);
-    status = std::max(status, c.status);
-    std::string text = (i > 0 ? std::string(kSplitMarker) + "\n" : std::string()) + c.graph;
+    std::string separator = i > 0 ? std::string(kSplitMarker) + "\n" : std::string();
     if (streamGraphs) {
-      std::cout << text;
+      std::cout << separator; // before the chunk's own diagnostics
       std::cout.flush();
     } else {
-      graphs += text;
+      graphs += separator;
+    }
+    ChunkOutcome c = runChunk(opts, pipeline, chunks[i], shownName);
+    status = std::max(status, c.status);
+    if (streamGraphs) {
+      std::cout << c.graph;
+      std::cout.flush();
+    } else {
+      graphs += c.graph;
     }
     reports += c.json;
   }
