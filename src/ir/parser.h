@@ -1,6 +1,18 @@
 // The `.graph` text format parser (graph-format.md): strict, never crashes,
 // reports every error with its line and column. A successful parse has also
 // passed the structural verifier.
+//
+// What the parser builds: graph ids and node ids follow file order (the first
+// graph is the root, GraphId 0); Node::loc and Graph::loc are the locations of
+// their names. The `outputs` attribute is consumed into Node::numOutputs and
+// `subgraphs` into Node::subgraphs (via Module::attachSubgraph): neither stays
+// in Node::attrs, and the printer writes both back from those fields.
+//
+// Errors come in three phases, each run only when the previous one is clean,
+// so one mistake is never reported as a cascade: syntax (with recovery at the
+// next statement, several errors per file), name resolution (all unknown
+// names at once), then verifyModule. A lexical error (bad character, string or
+// integer) stops the parse.
 #pragma once
 
 #include "ir/diagnostic.h"

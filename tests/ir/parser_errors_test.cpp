@@ -250,6 +250,15 @@ TEST(ParserErrors, MissingCloseParenRecoversAtNextNodeLine) {
   EXPECT_EQ(r.diagnostics[1].loc, (SourceLoc{5, 1}));
 }
 
+TEST(ParserErrors, OneLineBlocksRecoverAtTheirClosingBrace) {
+  ParseResult r = parseModule("options { a = 1 }\ngraph g { x = A(,) }\ngraph g {}\n");
+  ASSERT_EQ(r.diagnostics.size(), 3u);
+  EXPECT_EQ(r.diagnostics[0].message, "expected a string value for option 'a', found integer 1");
+  EXPECT_EQ(r.diagnostics[1].message, "expected input name or '_', found ','");
+  EXPECT_EQ(r.diagnostics[1].loc, (SourceLoc{2, 17}));
+  EXPECT_EQ(r.diagnostics[2].message, "duplicate graph 'g'");
+}
+
 TEST(ParserErrors, LexicalErrorStopsTheParse) {
   ParseResult r = parseModule("graph g {\n  x = A() {s = \"abc}\n  y = B(\n}\n");
   ASSERT_EQ(r.diagnostics.size(), 1u);
