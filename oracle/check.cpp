@@ -54,8 +54,7 @@ uint64_t stateSeed(uint64_t seed, unsigned state) {
 std::string hexOf(const Bytes &b) {
   if (b.size() <= kMaxHexBytes)
     return toHex(b);
-  return toHex(Bytes(b.begin(), b.begin() + kMaxHexBytes)) +
-         fmt::format("...({} bytes)", b.size());
+  return toHex(Bytes(b.begin(), b.begin() + kMaxHexBytes)) + fmt::format("...({} bytes)", b.size());
 }
 
 std::string expectedGot(const Bytes &a, const Bytes &b) {
@@ -281,11 +280,11 @@ RaceFindings findRaces(Analysis &a, const CheckOptions &opts, bool useZ3) {
       case PairOrder::Unknown:
         if (!c.unordered) {
           f.inconclusive = true;
-          f.reason = fmt::format("Z3 budget ({} ms) exhausted before proving {} and {} "
-                                 "ordered{}",
-                                 opts.z3TimeoutMs, dom.steps[c.first].name,
-                                 dom.steps[c.second].name,
-                                 ans.note.empty() ? "" : " (" + ans.note + ")");
+          f.reason =
+              fmt::format("Z3 budget ({} ms) exhausted before proving {} and {} "
+                          "ordered{}",
+                          opts.z3TimeoutMs, dom.steps[c.first].name, dom.steps[c.second].name,
+                          ans.note.empty() ? "" : " (" + ans.note + ")");
         }
         break;
       }
@@ -321,11 +320,10 @@ RaceFindings findRaces(Analysis &a, const CheckOptions &opts, bool useZ3) {
         v.bytes = "the witness runs did not finish";
       } else {
         auto diffs = differences(r1.observation, r2.observation);
-        v.bytes = diffs.empty()
-                      ? fmt::format("no byte difference for seed {} (the race is still a "
-                                    "violation: another state may differ)",
-                                    opts.seed)
-                      : "schedule 1 vs schedule 2: " + summarize(diffs);
+        v.bytes = diffs.empty() ? fmt::format("no byte difference for seed {} (the race is still a "
+                                              "violation: another state may differ)",
+                                              opts.seed)
+                                : "schedule 1 vs schedule 2: " + summarize(diffs);
       }
     }
     f.races.push_back(std::move(v));
@@ -341,8 +339,7 @@ struct OriginalState {
 };
 
 /// Fills `r` and returns false when the original is not usable.
-bool validateOriginal(OriginalState &o, const Module &m, const CheckOptions &opts,
-                      CheckResult &r) {
+bool validateOriginal(OriginalState &o, const Module &m, const CheckOptions &opts, CheckResult &r) {
   o.a = analyze(m);
   Analysis &a = *o.a;
   if (!a.malformed.empty()) {
@@ -375,8 +372,8 @@ bool validateOriginal(OriginalState &o, const Module &m, const CheckOptions &opt
     }
     if (e.budgetExceeded()) {
       r.verdict = Verdict::Inconclusive;
-      r.reason = fmt::format("the original exceeds the interpreter's step budget ({} steps)",
-                             kStepBudget);
+      r.reason =
+          fmt::format("the original exceeds the interpreter's step budget ({} steps)", kStepBudget);
       return false;
     }
     for (const RunOutcome *run : {&e.run1, &e.run2})
@@ -384,8 +381,7 @@ bool validateOriginal(OriginalState &o, const Module &m, const CheckOptions &opt
         const WeightWrite &w = run->weightWrites.front();
         r.verdict = Verdict::Invalid;
         r.reason = fmt::format("the original writes weight {} (in {})", w.buffer, w.node);
-        r.violations.push_back(
-            {"weight-written", {w.node}, {w.buffer}, {}, {}, r.reason});
+        r.violations.push_back({"weight-written", {w.node}, {w.buffer}, {}, {}, r.reason});
         return false;
       }
     o.experiments.push_back(std::move(e));
@@ -422,8 +418,8 @@ std::vector<std::string> interfaceDifferences(const Interface &a, const Interfac
     if (it == b.inputs.end())
       out.push_back(fmt::format("user input {} is gone", k));
     else if (it->second != size)
-      out.push_back(fmt::format("user input {} changed size from {} to {} bytes", k, size,
-                                it->second));
+      out.push_back(
+          fmt::format("user input {} changed size from {} to {} bytes", k, size, it->second));
   }
   for (auto [k, size] : b.inputs)
     if (!a.inputs.count(k))
@@ -496,9 +492,9 @@ bool permittedAlias(const AliasPair &p, const std::vector<AliasPair> &relation,
   return false;
 }
 
-void compareExperiments(const Analysis &b, const ExperimentResult &ea,
-                        const ExperimentResult &eb, const Permissions &perms,
-                        const CheckOptions &opts, unsigned state, std::vector<Violation> &out) {
+void compareExperiments(const Analysis &b, const ExperimentResult &ea, const ExperimentResult &eb,
+                        const Permissions &perms, const CheckOptions &opts, unsigned state,
+                        std::vector<Violation> &out) {
   std::vector<std::string> schedule = b.inl.names(0, b.inl.domains[0].reference);
   std::string stateNote =
       state == 0 ? "" : fmt::format(" (initial state {} of seed {})", state, opts.seed);
@@ -511,7 +507,11 @@ void compareExperiments(const Analysis &b, const ExperimentResult &ea,
   for (const RunOutcome *run : {&eb.run1, &eb.run2})
     for (const WeightWrite &w : run->weightWrites)
       if (seen.insert({w.node, w.buffer}).second)
-        out.push_back({"weight-written", {w.node}, {w.buffer}, {schedule}, {},
+        out.push_back({"weight-written",
+                       {w.node},
+                       {w.buffer},
+                       {schedule},
+                       {},
                        fmt::format("{} writes the immutable weight {}", w.node, w.buffer)});
   // Observations, both runs.
   const RunOutcome *ra[2] = {&ea.run1, &ea.run2}, *rb[2] = {&eb.run1, &eb.run2};
@@ -564,11 +564,9 @@ void compareExperiments(const Analysis &b, const ExperimentResult &ea,
         v.nodes.push_back(producer);
       v.buffers.push_back(p.location);
       v.schedules = {schedule};
-      v.message = fmt::format("overwriting graph output {} now changes {}{}", p.output,
-                              p.location,
-                              inputOfLocation(p.location)
-                                  ? " (no memory-reuse option grants this sharing)"
-                                  : "");
+      v.message = fmt::format(
+          "overwriting graph output {} now changes {}{}", p.output, p.location,
+          inputOfLocation(p.location) ? " (no memory-reuse option grants this sharing)" : "");
       out.push_back(std::move(v));
     }
   for (const AliasPair &p : ea.alias)
@@ -614,8 +612,12 @@ CheckResult refine(const Module &original, const Module &optimized, const CheckO
   try {
     bp = analyze(optimized);
   } catch (const std::exception &ex) {
-    finish(r, {{"crash", {}, {}, {}, {}, std::string("analysing the optimized graph faults: ") +
-                                             ex.what()}});
+    finish(r, {{"crash",
+                {},
+                {},
+                {},
+                {},
+                std::string("analysing the optimized graph faults: ") + ex.what()}});
     return r;
   }
   Analysis &b = *bp;
@@ -667,12 +669,12 @@ CheckResult refine(const Module &original, const Module &optimized, const CheckO
     if (c.kind == "output+weight")
       v.message = fmt::format("graph output bound to the immutable weight {}", c.buffer);
     else
-      v.message = fmt::format("{} is {} and an input of {}, which needs contiguous inputs",
-                              c.buffer,
-                              c.kind == "input+continuous"    ? "caller-owned user memory"
-                              : c.kind == "weight+continuous" ? "an immutable weight"
-                                                              : "a graph output",
-                              c.node);
+      v.message =
+          fmt::format("{} is {} and an input of {}, which needs contiguous inputs", c.buffer,
+                      c.kind == "input+continuous"    ? "caller-owned user memory"
+                      : c.kind == "weight+continuous" ? "an immutable weight"
+                                                      : "a graph output",
+                      c.node);
     layout.push_back(std::move(v));
   }
   if (!layout.empty()) {
@@ -737,8 +739,7 @@ std::string replayPairCommand(const std::string &original, const std::string &op
   return fmt::format("graphvet check --pair {} {} --seed {}", original, optimized, seed);
 }
 
-std::string replayPassesCommand(const std::string &file, const std::string &passes,
-                                uint64_t seed) {
+std::string replayPassesCommand(const std::string &file, const std::string &passes, uint64_t seed) {
   if (passes.empty())
     return fmt::format("graphvet check {} --seed {}", file, seed);
   return fmt::format("graphvet check {} --passes {} --seed {}", file, passes, seed);

@@ -19,17 +19,17 @@ enum class Verdict { Sound, Violation, Inconclusive, Invalid };
 std::string_view verdictName(Verdict);
 
 /// The violation kinds, in the order the checks that find them run.
-inline constexpr std::string_view kViolationKinds[] = {
-    "malformed", "cycle", "race",  "layout", "crash", "weight-written", "input-clobbered",
-    "value",     "alias"};
+inline constexpr std::string_view kViolationKinds[] = {"malformed",       "cycle", "race",
+                                                       "layout",          "crash", "weight-written",
+                                                       "input-clobbered", "value", "alias"};
 
 struct Violation {
-  std::string kind;                ///< one of kViolationKinds
-  std::vector<std::string> nodes;  ///< graph-qualified node names ("body/m" in a subgraph)
+  std::string kind;                 ///< one of kViolationKinds
+  std::vector<std::string> nodes;   ///< graph-qualified node names ("body/m" in a subgraph)
   std::vector<std::string> buffers; ///< buffer labels ("input0", "var:v", "fresh:r:0")
   std::vector<std::vector<std::string>> schedules; ///< witness schedules (node names)
-  std::string bytes;   ///< differing bytes, "expected <hex> got <hex>"
-  std::string message; ///< one line
+  std::string bytes;                               ///< differing bytes, "expected <hex> got <hex>"
+  std::string message;                             ///< one line
 };
 
 struct CheckOptions {
@@ -42,8 +42,8 @@ struct CheckOptions {
 struct CheckResult {
   Verdict verdict = Verdict::Sound;
   std::vector<Violation> violations;
-  std::string reason;  ///< for invalid / inconclusive
-  std::string replay;  ///< one-line replay command (filled by callers that know file names)
+  std::string reason; ///< for invalid / inconclusive
+  std::string replay; ///< one-line replay command (filled by callers that know file names)
   std::vector<std::string> warnings; ///< e.g. a malformed option that grants nothing
   unsigned z3Queries = 0;            ///< solver calls made (0 without Z3)
 };
@@ -62,8 +62,7 @@ CheckResult checkRefinement(const Module &original, const Module &optimized,
 std::string replayPairCommand(const std::string &original, const std::string &optimized,
                               uint64_t seed);
 /// `graphvet check FILE --passes LIST --seed S` (LIST omitted when empty)
-std::string replayPassesCommand(const std::string &file, const std::string &passes,
-                                uint64_t seed);
+std::string replayPassesCommand(const std::string &file, const std::string &passes, uint64_t seed);
 
 /// Multi-line human-readable report (verdict, each violation, replay).
 std::string formatResult(const CheckResult &r);

@@ -78,8 +78,7 @@ public:
         const Graph &sub = m_.graph(sg);
         const Node &call = m_.graph(sub.parentGraph).node(sub.parentNode);
         auto p = n.intAttr("_parent_node_index");
-        if (p && *p >= 0 && *p < static_cast<int64_t>(call.inputs.size()) &&
-            call.inputs[*p])
+        if (p && *p >= 0 && *p < static_cast<int64_t>(call.inputs.size()) && call.inputs[*p])
           addEdge(producerStep(id, sub.parentGraph, *call.inputs[*p], 0), s);
       }
     }
@@ -198,9 +197,9 @@ private:
       return false;
     }
     if (used_[sub] || depth > kMaxNesting) {
-      out_.errors.push_back(fmt::format(
-          "subgraph {} is used more than once, recursively or nested too deeply",
-          m_.graph(sub).name));
+      out_.errors.push_back(
+          fmt::format("subgraph {} is used more than once, recursively or nested too deeply",
+                      m_.graph(sub).name));
       return false;
     }
     used_[sub] = true;

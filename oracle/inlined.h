@@ -36,9 +36,9 @@ struct Step {
   GraphId graph = kNoGraph;
   NodeId node = kNoNode;
   StepKind kind = StepKind::Noop;
-  std::string name;                  ///< graph-qualified node name
-  std::vector<DomainId> subdomains;  ///< control flow: one per subgraph, in order
-  std::vector<Access> accesses;      ///< sorted by buffer, one entry per buffer
+  std::string name;                 ///< graph-qualified node name
+  std::vector<DomainId> subdomains; ///< control flow: one per subgraph, in order
+  std::vector<Access> accesses;     ///< sorted by buffer, one entry per buffer
 };
 
 struct Domain {

@@ -40,7 +40,9 @@ uint64_t fnv(const void *data, size_t n, uint64_t h = kFnvOffset) {
   return h;
 }
 
-uint64_t fnvU64(uint64_t v, uint64_t h) { return fnv(&v, sizeof v, h); }
+uint64_t fnvU64(uint64_t v, uint64_t h) {
+  return fnv(&v, sizeof v, h);
+}
 
 uint64_t splitmix(uint64_t &x) {
   uint64_t z = (x += 0x9E3779B97F4A7C15ULL);
@@ -64,7 +66,9 @@ void fillStream(uint8_t *dst, size_t n, uint64_t seed) {
   }
 }
 
-uint64_t hashString(std::string_view s) { return fnv(s.data(), s.size()); }
+uint64_t hashString(std::string_view s) {
+  return fnv(s.data(), s.size());
+}
 
 struct InterpreterFault : std::runtime_error {
   using std::runtime_error::runtime_error;
@@ -79,8 +83,8 @@ struct Interpreter::Impl {
     uint64_t typeHash = 0;
     bool tensorMove = false;
     bool scribble = false;
-    std::vector<PortId> inputs;  ///< kNoPort: unconnected slot
-    std::vector<PortId> outputs; ///< kNoPort: no port
+    std::vector<PortId> inputs;                    ///< kNoPort: unconnected slot
+    std::vector<PortId> outputs;                   ///< kNoPort: no port
     std::vector<std::vector<PortId>> branchResult; ///< If/Case: [branch][k]
     PortId condResult = kNoPort;                   ///< While
     std::vector<std::pair<uint32_t, PortId>> bodyResults;
@@ -109,8 +113,7 @@ struct Interpreter::Impl {
   std::vector<Slot> slots;
   std::vector<BufferId> scribbled;
 
-  Impl(const Module &mod, const MemoryPlan &p, const InlinedModule &i)
-      : m(mod), plan(p), inl(i) {
+  Impl(const Module &mod, const MemoryPlan &p, const InlinedModule &i) : m(mod), plan(p), inl(i) {
     uint32_t total = 0;
     offset.reserve(plan.buffers().size());
     for (BufferId b = 0; b < plan.buffers().size(); ++b) {
@@ -147,10 +150,9 @@ struct Interpreter::Impl {
       if (opKind(out) != OpKind::NetOutput)
         continue;
       for (uint32_t i = 0; i < out.inputs.size(); ++i) {
-        bool match = byPosition
-                         ? i == parentIndex
-                         : out.intAttr(Node::portKey(false, i, "_parent_node_index")) ==
-                               std::optional<int64_t>(parentIndex);
+        bool match = byPosition ? i == parentIndex
+                                : out.intAttr(Node::portKey(false, i, "_parent_node_index")) ==
+                                      std::optional<int64_t>(parentIndex);
         if (match)
           return out.inputs[i] ? plan.portId(sub, *out.inputs[i]) : kNoPort;
       }
@@ -220,16 +222,16 @@ struct Interpreter::Impl {
       return root.own;
     BufferId b = dyn[pp.root];
     if (b == kNoBuffer)
-      throw InterpreterFault(fmt::format(
-          "{}:{} is read before the control-flow node that binds it ran",
-          plan.qualifiedName(pp.graph, pp.node), pp.index));
+      throw InterpreterFault(
+          fmt::format("{}:{} is read before the control-flow node that binds it ran",
+                      plan.qualifiedName(pp.graph, pp.node), pp.index));
     return b;
   }
 
   uint8_t *beginWrite(BufferId b, const std::string &who) {
     if (!info(b).declared)
-      throw InterpreterFault(fmt::format("{} writes {}, but no Variable node declares it", who,
-                                         info(b).label));
+      throw InterpreterFault(
+          fmt::format("{} writes {}, but no Variable node declares it", who, info(b).label));
     if (info(b).kind == BufferKind::Weight)
       weightWrites.push_back({who, info(b).label});
     return data(b);
@@ -257,9 +259,7 @@ struct Interpreter::Impl {
       fillBuffer(b, seed);
   }
 
-  Bytes bytesOf(BufferId b) {
-    return Bytes(data(b), data(b) + info(b).size);
-  }
+  Bytes bytesOf(BufferId b) { return Bytes(data(b), data(b) + info(b).size); }
 
   Observation observe() {
     Observation o;
@@ -495,7 +495,9 @@ struct Interpreter::Impl {
 Interpreter::Interpreter(const Module &m, const MemoryPlan &plan, const InlinedModule &inl)
     : impl_(new Impl(m, plan, inl)) {}
 
-Interpreter::~Interpreter() { delete impl_; }
+Interpreter::~Interpreter() {
+  delete impl_;
+}
 
 RunOutcome Interpreter::runOnce(uint64_t stateSeed, const DomainOrders &orders) {
   impl_->fillState(stateSeed);
@@ -520,9 +522,8 @@ ExperimentResult Interpreter::experiment(uint64_t stateSeed, const DomainOrders 
   return r;
 }
 
-std::optional<std::vector<StepIndex>> Interpreter::schedule(DomainId domain,
-                                                            const ScheduleRequest &req,
-                                                            std::string &error) const {
+std::optional<std::vector<StepIndex>>
+Interpreter::schedule(DomainId domain, const ScheduleRequest &req, std::string &error) const {
   const Domain &d = impl_->inl.domains[domain];
   size_t n = d.steps.size();
   if (d.reference.size() != n) {

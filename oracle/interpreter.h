@@ -22,8 +22,8 @@ std::string toHex(const Bytes &b);
 
 /// Everything the caller can observe after one run (semantics.md §3).
 struct Observation {
-  std::vector<Bytes> outputs;              ///< graph output k (root NetOutput input k)
-  std::vector<std::string> outputBuffers;  ///< label of the buffer output k was bound to
+  std::vector<Bytes> outputs;             ///< graph output k (root NetOutput input k)
+  std::vector<std::string> outputBuffers; ///< label of the buffer output k was bound to
   std::vector<std::pair<std::string, Bytes>> variables;    ///< sorted by name
   std::vector<std::pair<int64_t, Bytes>> inputs;           ///< user inputs, by index
   std::vector<std::pair<std::string, Bytes>> callerMemory; ///< root Data without index
@@ -46,9 +46,9 @@ struct AliasPair {
 struct RunOutcome {
   Observation observation;
   std::vector<WeightWrite> weightWrites;
-  bool crashed = false;         ///< the interpreter faulted (see `crash`)
+  bool crashed = false; ///< the interpreter faulted (see `crash`)
   std::string crash;
-  bool budgetExceeded = false;  ///< step budget ran out (a huge max_iterations)
+  bool budgetExceeded = false; ///< step budget ran out (a huge max_iterations)
 };
 
 struct ExperimentResult {
@@ -106,11 +106,11 @@ struct RunOptions {
 };
 
 struct RunReport {
-  bool ok = false;             ///< false: `error` says why (malformed, cyclic, bad schedule)
+  bool ok = false; ///< false: `error` says why (malformed, cyclic, bad schedule)
   std::string error;
   std::vector<std::string> schedule; ///< root-domain order used
   ExperimentResult result;
-  std::string plan;            ///< MemoryPlan::describe
+  std::string plan; ///< MemoryPlan::describe
   /// The plan as data: (output port "node:k", buffer label) in plan order...
   std::vector<std::pair<std::string, std::string>> planPorts;
   /// ...and every buffer: label, kind name, size in bytes.

@@ -93,16 +93,15 @@ private:
     const Node &n = m_.graph(pp.graph).node(pp.node);
     auto bytes = outputBytes(n, pp.index);
     if (!bytes) {
-      error(fmt::format("{}: malformed or oversized tensor description (dtype/shape)",
-                        portName(pp)));
+      error(
+          fmt::format("{}: malformed or oversized tensor description (dtype/shape)", portName(pp)));
       return 0;
     }
     return static_cast<uint32_t>(*bytes);
   }
 
-  BufferId keyed(std::map<std::string, BufferId> &table, BufferKind kind,
-                 const std::string &prefix, const std::string &key, uint32_t size,
-                 bool declares = true) {
+  BufferId keyed(std::map<std::string, BufferId> &table, BufferKind kind, const std::string &prefix,
+                 const std::string &key, uint32_t size, bool declares = true) {
     auto it = table.find(key);
     if (it != table.end()) {
       BufferInfo &b = p_.buffers_[it->second];
@@ -237,8 +236,7 @@ private:
     for (GraphId sub : node.subgraphs) {
       auto res = subgraphResult(sub, pp.index, pp);
       const Node *out = res ? &m_.graph(sub).node(res->first) : nullptr;
-      if (!out || !out->inputs[res->second] ||
-          p_.portId(sub, *out->inputs[res->second]) == kNoPort)
+      if (!out || !out->inputs[res->second] || p_.portId(sub, *out->inputs[res->second]) == kNoPort)
         needFallback = true;
     }
     if (needFallback) {
@@ -267,8 +265,8 @@ private:
           auto it = inputs_.find(i);
           BufferId b;
           if (it == inputs_.end()) {
-            b = newBuffer(BufferKind::UserInput, fmt::format("input{}", i), std::to_string(i),
-                          size, i);
+            b = newBuffer(BufferKind::UserInput, fmt::format("input{}", i), std::to_string(i), size,
+                          i);
             inputs_.emplace(i, b);
           } else {
             b = it->second;
@@ -299,8 +297,7 @@ private:
       break;
     }
     if (const std::string *var = refVarSrcName(node, k))
-      return bindOwn(pp,
-                     keyed(vars_, BufferKind::Variable, "var:", *var, sizeOf(pp), false),
+      return bindOwn(pp, keyed(vars_, BufferKind::Variable, "var:", *var, sizeOf(pp), false),
                      PortWrite::Compute);
     OpKind kind = opKind(node);
     if (kind == OpKind::Copy && k == 0)
@@ -327,8 +324,7 @@ private:
   static void unite(std::vector<BufferId> &into, const std::vector<BufferId> &from) {
     std::vector<BufferId> merged;
     merged.reserve(into.size() + from.size());
-    std::set_union(into.begin(), into.end(), from.begin(), from.end(),
-                   std::back_inserter(merged));
+    std::set_union(into.begin(), into.end(), from.begin(), from.end(), std::back_inserter(merged));
     into.swap(merged);
   }
 

@@ -32,10 +32,10 @@ std::string_view bufferKindName(BufferKind k);
 
 struct BufferInfo {
   BufferKind kind = BufferKind::Fresh;
-  std::string label;  ///< input0, caller:x, var:v, weight:c, fresh:body/relu:0
-  std::string key;    ///< fill key: name of the variable/weight/caller Data
+  std::string label; ///< input0, caller:x, var:v, weight:c, fresh:body/relu:0
+  std::string key;   ///< fill key: name of the variable/weight/caller Data
   int64_t inputIndex = -1;
-  uint32_t size = 0;  ///< bytes
+  uint32_t size = 0; ///< bytes
   /// Variables only: false when only `ref_var_src_var_name` names it and no
   /// Variable/VariableV2/RefData node declares it (writing it faults).
   bool declared = true;
@@ -62,10 +62,10 @@ struct PortPlan {
   uint32_t index = 0;
   BindRule rule = BindRule::Own;
   PortWrite write = PortWrite::None;
-  uint32_t refInput = 0;       ///< for PortWrite::Ref
-  BufferId own = kNoBuffer;    ///< Own: the buffer; Dynamic: fallback for branches without result
-  PortId aliasOf = kNoPort;    ///< Alias: the port whose buffer this one shares
-  PortId root = kNoPort;       ///< end of the alias chain: an Own or Dynamic port
+  uint32_t refInput = 0;    ///< for PortWrite::Ref
+  BufferId own = kNoBuffer; ///< Own: the buffer; Dynamic: fallback for branches without result
+  PortId aliasOf = kNoPort; ///< Alias: the port whose buffer this one shares
+  PortId root = kNoPort;    ///< end of the alias chain: an Own or Dynamic port
   std::vector<BufferId> candidates; ///< sorted, unique: every buffer this port may be bound to
 };
 

@@ -91,8 +91,7 @@ Permissions parsePermissions(const std::map<std::string, std::string> &options) 
     else
       p.warnings.push_back(std::move(warning));
   }
-  if (auto it = options.find(kInputReuseOption);
-      it != options.end() && !trim(it->second).empty()) {
+  if (auto it = options.find(kInputReuseOption); it != options.end() && !trim(it->second).empty()) {
     std::vector<int64_t> inputs;
     std::string warning;
     for (std::string_view token : split(it->second, ',')) {

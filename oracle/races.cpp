@@ -28,10 +28,8 @@ Reachability::Reachability(const Domain &d) {
 }
 
 size_t RaceAnalysis::numRaces() const {
-  return static_cast<size_t>(
-      std::count_if(conflicts.begin(), conflicts.end(), [](const Conflict &c) {
-        return c.unordered;
-      }));
+  return static_cast<size_t>(std::count_if(conflicts.begin(), conflicts.end(),
+                                           [](const Conflict &c) { return c.unordered; }));
 }
 
 RaceAnalysis analyzeRaces(const InlinedModule &inl) {

@@ -1,6 +1,6 @@
 // The Z3 ordering proof, behind a solver-free interface (no Z3 type leaks):
-// an integer position per step, `pos[u] < pos[v]` for every ordering edge,
-// all positions distinct. For a conflicting pair (a, b) listed with a before
+// an integer position per step, `pos[u] < pos[v]` for every ordering edge
+// (distinctness is implied, see smt_order.cpp). For a conflicting pair (a, b) listed with a before
 // b in some valid schedule, "b before a" being UNSAT proves the pair ordered
 // in every schedule; a model is a concrete witness schedule in which b runs
 // first. UNSAT for all pairs is the proof of race freedom.

@@ -181,7 +181,9 @@ void ModelBuilder::layer(size_t index, OutPort &h, OutPort mask,
                          std::optional<NodeId> &prevKvUpdate) {
   const LayerPlan p = drawPlan();
   const size_t before = nodes_;
-  Scope s{0, "b" + std::to_string(index) + "_"};
+  Scope s{0, "b"};
+  s.prefix += std::to_string(index); // (not "b" + ...: GCC 12 warns falsely)
+  s.prefix += '_';
 
   // Pre-norm input. Residual write: an in-place add on a copy of the residual
   // stream, which the residual Add below still reads. Deleting the copy would
@@ -322,7 +324,7 @@ Module ModelBuilder::build() {
     layer(info_.layers++, h, mask, prevKvUpdate);
   // Pad with a chain of element-wise ops to meet the size exactly.
   for (size_t i = 0; target - nodes_ > 1; ++i)
-    h = op(root, "pad" + std::to_string(i), "Relu", {h});
+    h = op(root, std::string("pad").append(std::to_string(i)), "Relu", {h});
   op(root, "out", "NetOutput", {h});
 
   info_.nodes = nodes_;

@@ -116,6 +116,11 @@ private:
   std::set<NodeRef> queued_;
   std::map<NodeRef, unsigned> visits_;
   std::set<NodeRef> skipped_;
+  /// Kept TensorMoves by the port they read, so a deletion finds the kept
+  /// copies of the same producer without scanning its consumers.
+  std::map<PortRef, std::set<NodeRef>> keptByPort_;
+  std::map<NodeRef, PortRef> keptPort_;
+  void forgetKept(NodeRef t);
 
   // Per-decision cache of the forward exploration from the TensorMove.
   std::optional<BufferUses> tmUses_;
@@ -228,7 +233,11 @@ Verdict TensorMoveDeleter::decide(NodeRef t) {
   const Node &tm = g.node(t.node);
 
   // 0. Reserved attributes.
-  if (tm.boolAttr("_cannot_be_deleted")) {
+  // The boolean true reserves the node; so does the string "true" (a
+  // hand-written or converted graph may quote it), erring on keeping.
+  const AttrValue *reserved = tm.attr("_cannot_be_deleted");
+  if (reserved && ((reserved->isBool() && reserved->asBool()) ||
+                   (reserved->isString() && reserved->asString() == "true"))) {
     Verdict v = keepFor("reserved-attr", "reserved attribute _cannot_be_deleted = true");
     v.outcome = Outcome::Skip;
     return v;
@@ -258,14 +267,14 @@ Verdict TensorMoveDeleter::decide(NodeRef t) {
   // The successors, each explored forward once (the effective class of what
   // happens to the memory handed to it, through views and subgraphs).
   std::vector<SuccInfo> succs;
-  for (InPort c : tm.consumers[0]) {
-    auto it = std::find_if(succs.begin(), succs.end(),
-                           [&](const SuccInfo &s) { return s.node == c.node; });
-    if (it == succs.end()) {
-      succs.push_back({c.node, {}, AccessClass::ReadOnly, false});
-      it = succs.end() - 1;
+  {
+    std::map<NodeId, size_t> at; // node -> position in succs (first-use order)
+    for (InPort c : tm.consumers[0]) {
+      auto [it, fresh] = at.emplace(c.node, succs.size());
+      if (fresh)
+        succs.push_back({c.node, {}, AccessClass::ReadOnly, false});
+      succs[it->second].slots.push_back(c.index);
     }
-    it->slots.push_back(c.index);
   }
   for (SuccInfo &s : succs)
     for (uint32_t slot : s.slots) {
@@ -282,19 +291,27 @@ Verdict TensorMoveDeleter::decide(NodeRef t) {
   if (auto keep = checkRule2(t, trace))
     return *keep;
 
-  // Siblings: the other consumers of the TensorMove's producer output.
-  std::vector<SiblingInfo> siblings;
+  // Siblings: the other consumers of the TensorMove's producer output. A
+  // hub with more of them than the budget is not examined (keep): checking
+  // each one for each of its TensorMoves would be quadratic.
   const TraceStep &producer = trace.steps.front();
-  for (InPort c : g.consumers(producer.port)) {
-    if (c.node == t.node)
-      continue;
-    auto it = std::find_if(siblings.begin(), siblings.end(),
-                           [&](const SiblingInfo &s) { return s.node == c.node; });
-    if (it == siblings.end()) {
-      siblings.push_back({c.node, {}});
-      it = siblings.end() - 1;
+  size_t siblingSlots = g.consumers(producer.port).size() - 1;
+  if (siblingSlots > opts_.maxSiblings)
+    return keepFor("rule3-sibling-budget",
+                   "Rule 3: the producer output has " + std::to_string(siblingSlots) +
+                       " other consumers, more than the " + std::to_string(opts_.maxSiblings) +
+                       " the pass examines");
+  std::vector<SiblingInfo> siblings;
+  {
+    std::map<NodeId, size_t> at;
+    for (InPort c : g.consumers(producer.port)) {
+      if (c.node == t.node)
+        continue;
+      auto [it, fresh] = at.emplace(c.node, siblings.size());
+      if (fresh)
+        siblings.push_back({c.node, {}});
+      siblings[it->second].slots.push_back(c.index);
     }
-    it->slots.push_back(c.index);
   }
   if (auto keep = checkRule3(t, v, succs, siblings))
     return *keep;
@@ -436,9 +453,14 @@ std::optional<Verdict> TensorMoveDeleter::checkRule3(NodeRef t, Verdict &v,
   if (siblings.empty())
     return std::nullopt;
 
-  // Scenario 5: the producer output also feeds siblings.
+  // Scenario 5: the producer output also feeds siblings. The successors
+  // that write are few; only they need a pairing with every reading sibling.
   Graph &g = m_.graph(t.graph);
   OrderIndex &ord = order(t.graph);
+  std::vector<const SuccInfo *> writingSuccs;
+  for (const SuccInfo &succ : succs)
+    if (writes(succ.access))
+      writingSuccs.push_back(&succ);
   for (const SiblingInfo &sib : siblings) {
     const Node &sn = g.node(sib.node);
     std::string sibName = name(t.graph, sib.node);
@@ -454,13 +476,13 @@ std::optional<Verdict> TensorMoveDeleter::checkRule3(NodeRef t, Verdict &v,
                        "Rule 3: sibling " + sibName + " passes the memory on");
       sibWrites = sibWrites || writes(directAccess(sn, slot));
     }
-    for (const SuccInfo &succ : succs) {
-      std::string succName = name(t.graph, succ.node);
-      bool succWrites = writes(succ.access);
-      if (sibWrites) {
-        if (succWrites)
-          return keepFor("rule3-both-write", "Rule 3: sibling " + sibName + " and successor " +
-                                                 succName + " both write the memory");
+    if (sibWrites) {
+      if (!writingSuccs.empty())
+        return keepFor("rule3-both-write", "Rule 3: sibling " + sibName + " and successor " +
+                                               name(t.graph, writingSuccs[0]->node) +
+                                               " both write the memory");
+      for (const SuccInfo &succ : succs) {
+        std::string succName = name(t.graph, succ.node);
         if (succ.passesOn)
           return keepFor("rule3-successor-passes-memory",
                          "Rule 3: sibling " + sibName + " writes the memory and successor " +
@@ -469,16 +491,19 @@ std::optional<Verdict> TensorMoveDeleter::checkRule3(NodeRef t, Verdict &v,
           return keepFor("rule3-no-order", "Rule 3: sibling " + sibName +
                                                " writes the memory and no control edge " +
                                                succName + " -> " + sibName + " orders it");
-      } else if (succWrites) {
-        if (succ.node == sib.node)
-          return keepFor("rule3-successor-is-sibling",
-                         "Rule 3: successor " + succName +
-                             " writes the copy and also reads the source directly");
-        if (ord.reaches(succ.node, sib.node))
-          return keepFor("rule3-cycle", "Rule 3: the control edge " + sibName + " -> " +
-                                            succName + " would close a cycle");
-        v.pending.push_back({sib.node, succ.node});
       }
+      continue;
+    }
+    for (const SuccInfo *succ : writingSuccs) {
+      std::string succName = name(t.graph, succ->node);
+      if (succ->node == sib.node)
+        return keepFor("rule3-successor-is-sibling",
+                       "Rule 3: successor " + succName +
+                           " writes the copy and also reads the source directly");
+      if (ord.reaches(succ->node, sib.node))
+        return keepFor("rule3-cycle", "Rule 3: the control edge " + sibName + " -> " + succName +
+                                          " would close a cycle");
+      v.pending.push_back({sib.node, succ->node});
     }
   }
   return std::nullopt;
@@ -670,20 +695,32 @@ bool TensorMoveDeleter::apply(NodeRef t, Verdict &v, std::vector<std::string> &a
   return true;
 }
 
+void TensorMoveDeleter::forgetKept(NodeRef t) {
+  auto it = keptPort_.find(t);
+  if (it == keptPort_.end())
+    return;
+  auto set = keptByPort_.find(it->second);
+  set->second.erase(t);
+  if (set->second.empty())
+    keptByPort_.erase(set);
+  keptPort_.erase(it);
+}
+
 void TensorMoveDeleter::requeueNeighbours(NodeRef t, OutPort producer,
                                           const std::vector<InPort> &consumers,
                                           const std::vector<NodeId> &ctrlNeighbours) {
-  const Graph &g = m_.graph(t.graph);
   std::vector<NodeRef> candidates;
   candidates.push_back({t.graph, producer.node});
-  for (InPort c : g.consumers(producer))
-    candidates.push_back({t.graph, c.node});
   for (NodeId n : ctrlNeighbours)
     candidates.push_back({t.graph, n});
+  // Kept copies of the same producer output (their siblings changed), and
+  // of the deleted TensorMove's output (now reading the producer).
+  for (PortRef port : {PortRef{t.graph, producer}, PortRef{t.graph, {t.node, 0}}})
+    if (auto it = keptByPort_.find(port); it != keptByPort_.end())
+      candidates.insert(candidates.end(), it->second.begin(), it->second.end());
   // TensorMoves whose trace ran into the deleted one through views or
-  // subgraph boundaries now trace further.
-  // (Relinking kept each consumer's slot, so the TensorMove's former
-  // consumer slots now read the producer.)
+  // subgraph boundaries now trace further. (Relinking kept each consumer's
+  // slot, so the former consumer slots now read the producer.)
   std::vector<SlotRef> slots;
   for (InPort in : consumers)
     slots.push_back({t.graph, in});
@@ -693,13 +730,15 @@ void TensorMoveDeleter::requeueNeighbours(NodeRef t, OutPort producer,
     candidates.push_back({s.graph, s.slot.node});
   for (const NodeRef &c : candidates) {
     const Node &n = m_.graph(c.graph).node(c.node);
-    if (!n.alive || !isTensorMove(n) || queued_.count(c))
+    if (!n.alive || !isTensorMove(n) || queued_.count(c) || skipped_.count(c))
       continue;
     auto v = visits_.find(c);
-    if (v == visits_.end() || v->second >= opts_.maxVisitsPerTensorMove)
-      continue; // not decided yet (already queued) or out of visits
-    if (skipped_.count(c))
-      continue; // reserved: no neighbour changes that
+    if (v == visits_.end())
+      continue; // not decided yet: already queued
+    if (v->second >= opts_.maxVisitsPerTensorMove) {
+      forgetKept(c); // out of visits: never a candidate again
+      continue;
+    }
     queue_.push_back(c);
     queued_.insert(c);
   }
@@ -726,6 +765,7 @@ TensorMoveDeleteStats TensorMoveDeleter::run(std::vector<Remark> *remarks) {
     if (!g.node(t.node).alive)
       continue;
     ++visits_[t];
+    forgetKept(t);
     Remark remark;
     remark.pass = std::string(kTensorMoveDeleteName);
     remark.node = g.node(t.node).name;
@@ -766,6 +806,12 @@ TensorMoveDeleteStats TensorMoveDeleter::run(std::vector<Remark> *remarks) {
                                                      : Outcome::Keep;
     if (finalOutcome[t] == Outcome::Skip)
       skipped_.insert(t);
+    if (finalOutcome[t] == Outcome::Keep && g.node(t.node).inputs.size() == 1 &&
+        g.node(t.node).inputs[0]) {
+      PortRef port{t.graph, *g.node(t.node).inputs[0]};
+      keptByPort_[port].insert(t);
+      keptPort_[t] = port;
+    }
     // A re-visit that reaches the same conclusion keeps the remark where it
     // was; a changed decision moves to the end (the order of final decisions).
     if (auto it = logIndex.find(t); it != logIndex.end()) {

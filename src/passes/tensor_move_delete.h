@@ -23,6 +23,10 @@ struct TensorMoveDeleteOptions {
   /// Most input slots one forward exploration of a buffer may visit; beyond
   /// it the analysis answers "unknown" and the TensorMove is kept.
   size_t analysisBudget = size_t{1} << 16;
+  /// Most other consumers of the TensorMove's producer output (siblings) the
+  /// pass examines; beyond it the TensorMove is kept (rule3-sibling-budget).
+  /// Bounds the work on hubs feeding many TensorMoves.
+  size_t maxSiblings = size_t{1} << 14;
   /// How many times one TensorMove may be decided (the first visit plus
   /// re-visits after a neighbour was deleted). Bounds the fixpoint.
   unsigned maxVisitsPerTensorMove = 4;

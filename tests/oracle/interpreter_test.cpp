@@ -357,8 +357,7 @@ graph root {
 }
 )");
   ExperimentResult e = h.interp->experiment(1);
-  std::vector<AliasPair> expected = {
-      {0, "input0"}, {1, "output2"}, {2, "output1"}, {3, "var:v"}};
+  std::vector<AliasPair> expected = {{0, "input0"}, {1, "output2"}, {2, "output1"}, {3, "var:v"}};
   EXPECT_EQ(e.alias, expected);
 }
 

@@ -99,8 +99,7 @@ graph body {
   // Output j is the NetOutput input carrying _parent_node_index = j.
   EXPECT_EQ(label(m, p, "root", "pc", 0), "fresh:r:0");
   EXPECT_EQ(label(m, p, "root", "pc", 1), "fresh:body/m:0");
-  EXPECT_EQ(p.qualifiedName(m.findGraph("body"), m.graph(m.findGraph("body")).find("m")),
-            "body/m");
+  EXPECT_EQ(p.qualifiedName(m.findGraph("body"), m.graph(m.findGraph("body")).find("m")), "body/m");
 }
 
 TEST(MemoryPlan, IfOutputIsBoundAtRunTime) {

@@ -75,8 +75,7 @@ const PairCase kPairs[] = {
 class Pairs : public ::testing::TestWithParam<PairCase> {};
 
 void expectResult(const CheckResult &r, const PairCase &c) {
-  ASSERT_EQ(verdictName(r.verdict), verdictName(c.verdict))
-      << c.name << ": " << formatResult(r);
+  ASSERT_EQ(verdictName(r.verdict), verdictName(c.verdict)) << c.name << ": " << formatResult(r);
   if (c.verdict == Verdict::Sound) {
     EXPECT_TRUE(r.violations.empty()) << formatResult(r);
     return;

@@ -37,7 +37,8 @@ TEST(Permissions, InputList) {
 }
 
 TEST(Permissions, MalformedGrantsNothingAndNamesTheToken) {
-  for (const char *bad : {"0,-1", "0;1", "0,1|", "a,b", "0,1,2", "0 1,2", "+1,2", "99999999999,0"}) {
+  for (const char *bad :
+       {"0,-1", "0;1", "0,1|", "a,b", "0,1,2", "0 1,2", "+1,2", "99999999999,0"}) {
     Permissions p = parse(bad);
     EXPECT_TRUE(p.outputInput.empty()) << bad;
     ASSERT_EQ(p.warnings.size(), 1u) << bad;

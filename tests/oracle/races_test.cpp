@@ -141,8 +141,8 @@ TEST(Races, CallBodyIsInlined) {
   EXPECT_TRUE(a.writes("body/w", "fresh:r:0"));
   Pairs races = a.racePairs();
   // Inside the body, m reads and w writes the same buffer: a race too.
-  EXPECT_NE(std::find(races.begin(), races.end(), std::make_pair(std::string("body/m"),
-                                                                  std::string("body/w"))),
+  EXPECT_NE(std::find(races.begin(), races.end(),
+                      std::make_pair(std::string("body/m"), std::string("body/w"))),
             races.end());
   EXPECT_NE(std::find(races.begin(), races.end(),
                       std::make_pair(std::string("body/w"), std::string("s"))),

@@ -32,15 +32,21 @@ std::vector<std::vector<bool>> closure(const RandomDag &g) {
   return reach;
 }
 
+/// The model satisfies every edge, and so does the schedule decoded from it.
 bool respects(const RandomDag &g, const std::vector<int64_t> &pos) {
   if (pos.size() != g.n)
     return false;
   for (auto [u, v] : g.edges)
     if (!(pos[u] < pos[v]))
       return false;
-  std::vector<int64_t> sorted = pos;
-  std::sort(sorted.begin(), sorted.end());
-  return std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end(); // distinct
+  std::vector<uint32_t> order = scheduleFromPositions(pos);
+  std::vector<uint32_t> at(g.n);
+  for (uint32_t i = 0; i < g.n; ++i)
+    at[order[i]] = i;
+  for (auto [u, v] : g.edges)
+    if (!(at[u] < at[v]))
+      return false;
+  return true;
 }
 
 rc::Gen<RandomDag> genDag() {

@@ -113,6 +113,28 @@ graph body {
   EXPECT_EQ(tight.access, AccessClass::Invalid);
 }
 
+TEST(BufferAnalysis, UnconnectedAliasPassesNothingOn) {
+  Module m = parse(R"(
+graph root {
+  r = ReLU()
+  y = ReLU()
+  w = Assign(r, y)
+  v = Reshape(r)
+  q = ReLU(v)
+  out = NetOutput(q)
+}
+)");
+  ModuleIndex index(m);
+  const Graph &g = m.root();
+  // Assign's ref output has no consumer: it writes r but hands it to nobody.
+  EXPECT_FALSE(passesMemoryOn(m, index, 0, g.find("w"), 0, 100));
+  EXPECT_FALSE(passesMemoryOn(m, index, 0, g.find("w"), 1, 100));
+  EXPECT_TRUE(passesMemoryOn(m, index, 0, g.find("v"), 0, 100));
+  SlotRef slot{0, {g.find("w"), 0}};
+  EXPECT_EQ(exploreUses(m, index, std::span<const SlotRef>(&slot, 1), 100).access,
+            AccessClass::Writeable);
+}
+
 TEST(BufferAnalysis, ClassTables) {
   EXPECT_EQ(combine(AccessClass::ReadOnly, AccessClass::Writeable), AccessClass::Writeable);
   EXPECT_EQ(combine(AccessClass::ScopeWriteable, AccessClass::ReadOnly),

@@ -178,5 +178,79 @@ graph root {
   EXPECT_EQ(remarks[0].rule, "rule3-successor-is-sibling") << remarks[0].message;
 }
 
+TEST(TensorMoveDelete, SiblingBudgetKeepsHubCopies) {
+  ParseResult p = parseModule(R"(
+graph root {
+  c = Const()
+  t1 = TensorMove(c)
+  t2 = TensorMove(c)
+  t3 = TensorMove(c)
+  a = ReLU(t1)
+  b = ReLU(t2)
+  d = ReLU(t3)
+  out = NetOutput(a, b, d)
+}
+)");
+  ASSERT_TRUE(p.module);
+  Module hub = *p.module;
+  TensorMoveDeleteOptions tight;
+  tight.maxSiblings = 1;
+  std::vector<Remark> remarks;
+  TensorMoveDeleteStats s = runTensorMoveDelete(hub, tight, &remarks);
+  EXPECT_EQ(s.deleted, 0);
+  ASSERT_EQ(remarks.size(), 3u);
+  for (const Remark &r : remarks)
+    EXPECT_EQ(r.rule, "rule3-sibling-budget") << r.message;
+
+  Module roomy = *p.module;
+  remarks.clear();
+  s = runTensorMoveDelete(roomy, {}, &remarks);
+  EXPECT_EQ(s.deleted, 3); // reading siblings, reading successors
+  EXPECT_EQ(s.ctrlEdgesAdded, 0);
+}
+
+TEST(TensorMoveDelete, RevisitDeletesOnceNeighbourIsGone) {
+  // t1 is kept first (ReadOnly producer against a scribbling successor);
+  // deleting the unused copy t2 makes the producer SoftRead and the re-visit
+  // deletes t1. Its remark is the final decision and comes last.
+  auto o = optimize(R"(
+graph root {
+  r = ReLU()
+  t1 = TensorMove(r)
+  t2 = TensorMove(r)
+  h = HcomAllReduce(t1)
+  out = NetOutput(h)
+}
+)");
+  ASSERT_EQ(o.result.remarks.size(), 2u);
+  EXPECT_EQ(o.result.remarks[0].node, "t2");
+  EXPECT_EQ(o.result.remarks[1].node, "t1");
+  EXPECT_EQ(o.result.remarks[1].decision, "deleted");
+  EXPECT_EQ(o.result.stats.at("tensor-move-delete").counters.at("deleted"), 2);
+}
+
+TEST(TensorMoveDelete, RefusedEdgeLeavesGraphUntouched) {
+  // Moving ctrl tm -> cs onto the consumer q would close a cycle (cs feeds
+  // q): the TensorMove stays and no edge is left behind.
+  const char *text = R"(
+graph root {
+  v = Variable()
+  r = ReLU()
+  tm = TensorMove(r)
+  cs = Assign(v, r)
+  q = Add(tm, cs)
+  out = NetOutput(q)
+  ctrl tm -> cs
+}
+)";
+  auto o = optimize(text);
+  ASSERT_TRUE(o.result.ok);
+  EXPECT_EQ(remarkFor(o.result, "tm")->rule, "ctrl-order-cycle");
+  ParseResult original = parseModule(text);
+  ASSERT_TRUE(original.module);
+  EXPECT_EQ(printModule(o.module), printModule(*original.module));
+  EXPECT_EQ(o.result.stats.at("tensor-move-delete").counters.at("ctrl_edges_added"), 0);
+}
+
 } // namespace
 } // namespace graphvet

@@ -41,5 +41,6 @@ void registerRun(CLI::App &app, CommandContext &ctx);
 void registerCheck(CLI::App &app, CommandContext &ctx);
 void registerFuzz(CLI::App &app, CommandContext &ctx);
 void registerReduce(CLI::App &app, CommandContext &ctx);
+void registerBench(CLI::App &app, CommandContext &ctx);
 
 } // namespace graphvet::cli

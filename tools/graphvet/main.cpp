@@ -18,6 +18,7 @@ int main(int argc, char **argv) {
   registerCheck(app, ctx);
   registerFuzz(app, ctx);
   registerReduce(app, ctx);
+  registerBench(app, ctx);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {

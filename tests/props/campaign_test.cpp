@@ -1,0 +1,190 @@
+// The campaign library: results independent of the number of jobs, findings
+// that replay from their files, deduplication signatures that ignore names,
+// the stop flag, and the two shrinkers (recipe and IR) driven by synthetic
+// interestingness tests so they are checked independently of any pass bug.
+#include "ir/parser.h"
+#include "ir/printer.h"
+#include "ir/verifier.h"
+#include "props/build_module.h"
+#include "props/campaign.h"
+#include "props/evaluate.h"
+#include "props/generate.h"
+#include "props/reduce.h"
+#include "props/shrink.h"
+
+#include "ir/op_library.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace graphvet::props {
+namespace {
+
+CampaignOptions smallCampaign(unsigned jobs) {
+  CampaignOptions o;
+  o.seed = 7;
+  o.cases = 150;
+  o.jobs = jobs;
+  o.confirmWithZ3 = false;
+  o.recipeShrinkBudget = 200;
+  o.reduceBudget = 100;
+  return o;
+}
+
+TEST(Campaign, ResultsDoNotDependOnTheNumberOfJobs) {
+  CampaignResult one = runCampaign(smallCampaign(1));
+  CampaignResult two = runCampaign(smallCampaign(2));
+  EXPECT_EQ(one.stats.cases, 150u);
+  EXPECT_EQ(two.stats.cases, 150u);
+  EXPECT_EQ(one.stats.violations, two.stats.violations);
+  EXPECT_EQ(one.stats.tensorMoves, two.stats.tensorMoves);
+  EXPECT_EQ(one.stats.deleted, two.stats.deleted);
+  EXPECT_EQ(one.stats.rules, two.stats.rules);
+  EXPECT_EQ(one.stats.features.counts, two.stats.features.counts);
+  ASSERT_EQ(one.findings.size(), two.findings.size());
+  for (size_t i = 0; i < one.findings.size(); ++i) {
+    EXPECT_EQ(one.findings[i].fileName, two.findings[i].fileName);
+    EXPECT_EQ(one.findings[i].original, two.findings[i].original);
+  }
+  EXPECT_GT(one.stats.tensorMoves, 0u);
+  EXPECT_EQ(one.stats.tensorMoves, one.stats.deleted + one.stats.kept);
+}
+
+TEST(Campaign, FindingsAreSavedAndReplayToTheSameKind) {
+  auto dir = std::filesystem::temp_directory_path() / "graphvet-campaign-test";
+  std::filesystem::remove_all(dir);
+  CampaignOptions o = smallCampaign(2);
+  o.cases = 400;
+  o.outDir = dir.string();
+  CampaignResult r = runCampaign(o);
+  EXPECT_TRUE(r.errors.empty());
+  EXPECT_EQ(r.findings.empty(), r.stats.violations == 0 && r.stats.invalid == 0);
+  for (const Finding &f : r.findings) {
+    ASSERT_FALSE(f.path.empty());
+    std::ifstream in(f.path);
+    std::string text((std::istreambuf_iterator<char>(in)), {});
+    EXPECT_NE(text.find("# seed: " + std::to_string(f.seed)), std::string::npos);
+    EXPECT_NE(text.find("# replay: graphvet check " + f.path), std::string::npos);
+    EXPECT_NE(text.find("# verdict: "), std::string::npos);
+    ParseResult parsed = parseModule(text);
+    ASSERT_TRUE(parsed.module) << f.path;
+    EXPECT_LE(f.nodesAfter, f.nodesBefore);
+    if (f.kind == "invalid-original")
+      continue;
+    EvalOptions eo{o.pipeline, o.check};
+    eo.check.seed = f.seed;
+    EXPECT_TRUE(hasViolationKind(evaluate(*parsed.module, eo).result, f.kind)) << f.path;
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Campaign, StopFlagEndsTheCampaignCleanly) {
+  std::atomic<bool> stop{true};
+  CampaignOptions o = smallCampaign(2);
+  o.stop = &stop;
+  CampaignResult r = runCampaign(o);
+  EXPECT_TRUE(r.interrupted);
+  EXPECT_EQ(r.stats.cases, 0u);
+  EXPECT_TRUE(r.findings.empty());
+}
+
+TEST(Campaign, ShapeSignatureIgnoresNames) {
+  const char *a = "graph main {\n  x = Data() {index = 0}\n  t = TensorMove(x)\n"
+                  "  o = NetOutput(t)\n}\n";
+  const char *b = "graph g2 {\n  input = Data() {index = 0}\n  copy = TensorMove(input)\n"
+                  "  result = NetOutput(copy)\n}\n";
+  const char *c = "graph main {\n  x = Data() {index = 0}\n  t = Identity(x)\n"
+                  "  o = NetOutput(t)\n}\n";
+  auto sig = [](const char *text) { return shapeSignature(*parseModule(text).module); };
+  EXPECT_EQ(sig(a), sig(b));
+  EXPECT_NE(sig(a), sig(c));
+}
+
+/// Synthetic interestingness: a TensorMove reads a weight directly.
+bool hasTensorMoveOfWeight(const Module &m) {
+  for (GraphId g : m.canonicalGraphOrder())
+    for (NodeId n : m.graph(g).liveNodes()) {
+      const Node &node = m.graph(g).node(n);
+      if (isTensorMove(node) && node.inputs[0] &&
+          isWeightSource(m.graph(g).node(node.inputs[0]->node)))
+        return true;
+    }
+  return false;
+}
+
+uint64_t firstSeedWith(const std::function<bool(const Module &)> &pred) {
+  for (uint64_t seed = 1; seed < 5000; ++seed)
+    if (pred(generateModule(seed)))
+      return seed;
+  return 0;
+}
+
+TEST(Shrinking, RecipeShrinkingKeepsTheFailureAndGetsSmall) {
+  uint64_t seed = firstSeedWith(hasTensorMoveOfWeight);
+  ASSERT_NE(seed, 0u);
+  rc::Shrinkable<Recipe> start = generateRecipe(seed);
+  RecipeShrinkResult r = shrinkRecipe(
+      start, [](const Recipe &rec) { return hasTensorMoveOfWeight(buildModule(rec)); }, 5000);
+  Module m = buildModule(r.recipe);
+  EXPECT_TRUE(hasTensorMoveOfWeight(m));
+  EXPECT_FALSE(hasErrors(verifyModule(m)));
+  EXPECT_LT(countNodes(m), countNodes(buildModule(start.value())));
+  EXPECT_LE(countNodes(m), 5u) << printModule(m);
+}
+
+TEST(Shrinking, IrReductionReachesAMinimalGraph) {
+  uint64_t seed = firstSeedWith(hasTensorMoveOfWeight);
+  ASSERT_NE(seed, 0u);
+  Module start = generateModule(seed);
+  ReduceResult r = reduceModule(start, hasTensorMoveOfWeight);
+  EXPECT_FALSE(r.exhausted);
+  EXPECT_TRUE(hasTensorMoveOfWeight(r.module));
+  EXPECT_FALSE(hasErrors(verifyModule(r.module)));
+  // Weight, TensorMove and the root NetOutput remain.
+  EXPECT_EQ(countNodes(r.module), 3u) << printModule(r.module);
+  EXPECT_TRUE(r.module.options.empty());
+}
+
+TEST(Shrinking, IrReductionInlinesSubgraphs) {
+  const char *text = R"(graph main {
+  x = Data() {index = 0}
+  pc = PartitionedCall(x) {subgraphs = [body]}
+  o = NetOutput(pc)
+}
+graph body {
+  a = Data() {_parent_node_index = 0}
+  inner = PartitionedCall(a) {subgraphs = [deep]}
+  r = NetOutput(inner) {in0._parent_node_index = 0}
+}
+graph deep {
+  d = Data() {_parent_node_index = 0}
+  w = Assign(d, d)
+  r2 = NetOutput(w) {in0._parent_node_index = 0}
+}
+)";
+  auto hasAssign = [](const Module &m) {
+    for (GraphId g : m.canonicalGraphOrder())
+      if (!m.graph(g).nodesOfType("Assign").empty())
+        return true;
+    return false;
+  };
+  ReduceResult r = reduceModule(*parseModule(text).module, hasAssign);
+  EXPECT_TRUE(hasAssign(r.module));
+  EXPECT_EQ(r.module.canonicalGraphOrder().size(), 1u) << printModule(r.module);
+  EXPECT_FALSE(hasErrors(verifyModule(r.module)));
+}
+
+TEST(Shrinking, ReductionRespectsItsBudget) {
+  uint64_t seed = firstSeedWith(hasTensorMoveOfWeight);
+  ReduceOptions ro;
+  ro.maxEvaluations = 3;
+  ReduceResult r = reduceModule(generateModule(seed), hasTensorMoveOfWeight, ro);
+  EXPECT_TRUE(r.exhausted);
+  EXPECT_EQ(r.evaluations, 3u);
+  EXPECT_TRUE(hasTensorMoveOfWeight(r.module));
+}
+
+} // namespace
+} // namespace graphvet::props

@@ -1,0 +1,180 @@
+// graphvet bench: measures TensorMoveDeletePass on a model-like graph of N
+// nodes (time, peak memory, and with --compare the naive variant side by side
+// and whether both decide alike), or with --oracle the harness's checks per
+// second on default-size generated graphs. Exit 1 when --compare finds the
+// two variants deciding differently.
+#include "props/perf_harness.h"
+#include "tools/graphvet/commands.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <string>
+
+namespace graphvet::cli {
+namespace {
+
+struct BenchOptions {
+  size_t nodes = 100000;
+  uint64_t seed = 1;
+  bool naive = false;
+  bool compare = false;
+  double naiveBudget = 120;
+  bool json = false;
+  bool oracle = false;
+  uint64_t cases = 500;
+  bool z3 = false;
+};
+
+/// x rounded to `digits` decimals, for readable JSON.
+double roundTo(double x, int digits) {
+  double scale = std::pow(10.0, digits);
+  return std::round(x * scale) / scale;
+}
+double round2(double x) { return roundTo(x, 2); }
+
+int runPassBench(const BenchOptions &o) {
+  props::PassBenchOptions po;
+  po.model.nodes = o.nodes;
+  po.model.seed = o.seed;
+  po.naive = o.naive;
+  po.compare = o.compare;
+  po.naiveBudgetSeconds = o.naiveBudget;
+  props::PassBenchResult r = props::benchPass(po);
+
+  bool naiveFinished = r.naive && r.naive->finished;
+  double ratio = naiveFinished && r.run.passMs > 0 ? r.naive->passMs / r.run.passMs : 0;
+  if (o.json) {
+    nlohmann::ordered_json j;
+    j["nodes"] = r.model.nodes;
+    j["tensor_moves"] = r.tensorMoves;
+    j["deleted"] = r.run.deleted;
+    j["pass_ms"] = round2(r.run.passMs);
+    j["peak_rss_mb"] = round2(r.peakRssMb);
+    j["variant"] = o.naive ? "naive" : "fast";
+    j["seed"] = o.seed;
+    j["layers"] = r.model.layers;
+    j["subgraphs"] = r.model.subgraphs;
+    j["expected_removable"] = r.model.count(props::TensorMoveRole::Removable);
+    j["necessary"] = r.model.count(props::TensorMoveRole::Necessary);
+    j["conservative"] = r.model.count(props::TensorMoveRole::Conservative);
+    j["ctrl_edges_added"] = r.run.ctrlEdgesAdded;
+    j["build_ms"] = round2(r.buildMs);
+    j["rss_before_pass_mb"] = round2(r.run.rssBeforeMb);
+    if (r.run.passPeakMb >= 0)
+      j["pass_peak_delta_mb"] = round2(r.run.passPeakMb - r.run.rssBeforeMb);
+    if (r.naive) {
+      if (naiveFinished) {
+        j["naive_pass_ms"] = round2(r.naive->passMs);
+        j["ratio"] = round2(ratio);
+      } else {
+        j["naive_pass_ms"] = nullptr;
+        j["naive_over_budget_s"] = o.naiveBudget;
+        j["ratio"] = nullptr;
+      }
+      if (r.sameDecisions)
+        j["same_decisions"] = *r.sameDecisions;
+    }
+    std::cout << j.dump() << "\n";
+  } else {
+    std::printf("model: %zu nodes, %zu layers, %zu subgraphs, %lld TensorMoves "
+                "(%zu removable, %zu necessary, %zu conservative by construction), seed %llu\n",
+                r.model.nodes, r.model.layers, r.model.subgraphs,
+                static_cast<long long>(r.tensorMoves),
+                r.model.count(props::TensorMoveRole::Removable),
+                r.model.count(props::TensorMoveRole::Necessary),
+                r.model.count(props::TensorMoveRole::Conservative),
+                static_cast<unsigned long long>(o.seed));
+    std::printf("build: %.1f ms\n", r.buildMs);
+    std::printf("pass (%s): %.1f ms, deleted %lld, kept %lld, %lld control edges added\n",
+                o.naive ? "naive" : "fast", r.run.passMs, static_cast<long long>(r.run.deleted),
+                static_cast<long long>(r.run.kept), static_cast<long long>(r.run.ctrlEdgesAdded));
+    std::printf("memory: peak RSS %.1f MiB (building included); %.1f MiB before the pass",
+                r.peakRssMb, r.run.rssBeforeMb);
+    if (r.run.passPeakMb >= 0)
+      std::printf(", +%.1f MiB peak during the pass", r.run.passPeakMb - r.run.rssBeforeMb);
+    std::printf("\n");
+    if (r.naive) {
+      if (naiveFinished)
+        std::printf("naive: %.1f ms, ratio naive/fast %.1fx, decisions %s\n", r.naive->passMs,
+                    ratio, r.sameDecisions && *r.sameDecisions ? "identical" : "DIFFER");
+      else
+        std::printf("naive: > %.0f s (stopped at the time budget), ratio > %.0fx\n",
+                    o.naiveBudget, o.naiveBudget * 1000 / std::max(r.run.passMs, 1e-3));
+    }
+  }
+  return r.sameDecisions && !*r.sameDecisions ? kExitViolation : kExitOk;
+}
+
+int runOracleBench(const BenchOptions &o) {
+  props::OracleBenchOptions oo;
+  oo.seed = o.seed;
+  oo.cases = o.cases;
+  oo.check.useZ3 = o.z3;
+  props::OracleBenchResult r = props::benchOracle(oo);
+  if (o.json) {
+    nlohmann::ordered_json j;
+    j["checks"] = r.checks;
+    j["seconds"] = roundTo(r.seconds, 4);
+    j["checks_per_second"] = round2(r.checksPerSecond);
+    j["z3"] = o.z3;
+    j["mean_nodes"] = round2(r.meanNodes);
+    j["generate_seconds"] = roundTo(r.generateSeconds, 4);
+    j["pass_seconds"] = roundTo(r.passSeconds, 4);
+    j["check_seconds"] = roundTo(r.checkSeconds, 4);
+    j["sound"] = r.sound;
+    j["violations"] = r.violations;
+    j["inconclusive"] = r.inconclusive;
+    j["invalid"] = r.invalid;
+    std::cout << j.dump() << "\n";
+  } else {
+    std::printf("oracle: %llu checks in %.3f s = %.1f checks/s (%s; mean %.1f nodes per graph)\n",
+                static_cast<unsigned long long>(r.checks), r.seconds, r.checksPerSecond,
+                o.z3 ? "Z3 race proof" : "reachability race analysis, the campaign default",
+                r.meanNodes);
+    std::printf("time: generate %.3f s, pass %.3f s, check %.3f s\n", r.generateSeconds,
+                r.passSeconds, r.checkSeconds);
+    std::printf("verdicts: %llu sound, %llu violations, %llu inconclusive, %llu invalid\n",
+                static_cast<unsigned long long>(r.sound),
+                static_cast<unsigned long long>(r.violations),
+                static_cast<unsigned long long>(r.inconclusive),
+                static_cast<unsigned long long>(r.invalid));
+  }
+  return kExitOk;
+}
+
+} // namespace
+
+void registerBench(CLI::App &app, CommandContext &ctx) {
+  auto opts = std::make_shared<BenchOptions>();
+  CLI::App *cmd = app.add_subcommand(
+      "bench", "Measure TensorMoveDeletePass on a model-like graph (or, with --oracle, the "
+               "harness's checks per second)");
+  cmd->add_option("--nodes", opts->nodes, "Nodes of the model-like graph")
+      ->check(CLI::Range(size_t{1}, size_t{100000000}));
+  cmd->add_option("--seed", opts->seed, "Seed of the model (with --oracle: of the first case)");
+  cmd->add_flag("--naive", opts->naive,
+                "Time the naive variant (whole-graph reachability per TensorMove and per "
+                "candidate edge) instead of the fast one");
+  cmd->add_flag("--compare", opts->compare,
+                "Also run the naive variant on the same graph and report the ratio and "
+                "whether both decide alike");
+  cmd->add_option("--naive-budget", opts->naiveBudget,
+                  "Seconds the naive variant may take with --compare before it is stopped")
+      ->check(CLI::Range(0.001, 86400.0));
+  cmd->add_flag("--json", opts->json, "Print one JSON object");
+  cmd->add_flag("--oracle", opts->oracle,
+                "Measure checks per second: generate + pass + refinement check");
+  cmd->add_option("--cases", opts->cases, "Cases for --oracle")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{100000000}));
+  cmd->add_flag("--z3", opts->z3, "With --oracle: prove race freedom with Z3 (slower)");
+  cmd->callback([opts, &ctx] {
+    ctx.status = opts->oracle ? runOracleBench(*opts) : runPassBench(*opts);
+  });
+}
+
+} // namespace graphvet::cli
