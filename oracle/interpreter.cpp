@@ -332,6 +332,13 @@ struct Interpreter::Impl {
   }
 
   void compute(const Step &st, const StepExec &e) {
+    // An output bound to a variable no node declares has no memory to live in.
+    for (PortId p : e.outputs)
+      if (p != kNoPort && plan.port(p).rule == BindRule::Own && !info(plan.port(p).own).declared)
+        throw InterpreterFault(fmt::format("{} output {} lives in {}, which no Variable node "
+                                           "declares",
+                                           st.name, plan.port(p).index,
+                                           info(plan.port(p).own).label));
     snapshot(e);
     uint64_t h = digest();
     // Fresh (and variable-bound) outputs and copies first...

@@ -147,8 +147,7 @@ private:
   }
 
   /// The NetOutput of a subgraph and the input carrying `_parent_node_index = j`.
-  std::optional<std::pair<NodeId, uint32_t>> subgraphResult(GraphId sub, uint32_t j,
-                                                            const PortPlan &pp) {
+  std::optional<std::pair<NodeId, uint32_t>> subgraphResult(GraphId sub, uint32_t j) {
     const Graph &g = m_.graph(sub);
     NodeId found = kNoNode;
     for (NodeId n : g.liveNodes())
@@ -167,7 +166,6 @@ private:
       if (idx && *idx == static_cast<int64_t>(j))
         return std::make_pair(found, m);
     }
-    (void)pp;
     return std::nullopt;
   }
 
@@ -209,7 +207,7 @@ private:
       return;
     }
     GraphId sub = node.subgraphs[0];
-    auto res = subgraphResult(sub, pp.index, pp);
+    auto res = subgraphResult(sub, pp.index);
     if (!res) {
       bindFresh(pp, PortWrite::None);
       return;
@@ -234,7 +232,7 @@ private:
     pp.write = PortWrite::None;
     bool needFallback = node.subgraphs.empty();
     for (GraphId sub : node.subgraphs) {
-      auto res = subgraphResult(sub, pp.index, pp);
+      auto res = subgraphResult(sub, pp.index);
       const Node *out = res ? &m_.graph(sub).node(res->first) : nullptr;
       if (!out || !out->inputs[res->second] || p_.portId(sub, *out->inputs[res->second]) == kNoPort)
         needFallback = true;
@@ -296,9 +294,12 @@ private:
     default:
       break;
     }
+    // The output lives in variable V's buffer. §2 lists what a node writes
+    // (fresh outputs, ref inputs, scribbles): this binding is none of them,
+    // so the node writes nothing here; its output is the variable's content.
     if (const std::string *var = refVarSrcName(node, k))
       return bindOwn(pp, keyed(vars_, BufferKind::Variable, "var:", *var, sizeOf(pp), false),
-                     PortWrite::Compute);
+                     PortWrite::None);
     OpKind kind = opKind(node);
     if (kind == OpKind::Copy && k == 0)
       return bindFresh(pp, PortWrite::Copy);
@@ -368,7 +369,7 @@ private:
       if (pp.own != kNoBuffer)
         cands.push_back(pp.own);
       for (GraphId sub : node.subgraphs) {
-        auto res = subgraphResult(sub, pp.index, pp);
+        auto res = subgraphResult(sub, pp.index);
         if (!res)
           continue;
         const Node &out = m_.graph(sub).node(res->first);

@@ -37,7 +37,8 @@ struct BufferInfo {
   int64_t inputIndex = -1;
   uint32_t size = 0; ///< bytes
   /// Variables only: false when only `ref_var_src_var_name` names it and no
-  /// Variable/VariableV2/RefData node declares it (writing it faults).
+  /// Variable/VariableV2/RefData node declares it (a node whose output would
+  /// live there faults when it runs).
   bool declared = true;
 };
 
@@ -51,7 +52,7 @@ enum class BindRule : uint8_t {
 /// What executing the producing node writes through this port.
 enum class PortWrite : uint8_t {
   None,    ///< sources, views, boundaries
-  Compute, ///< computed bytes into the bound buffer (fresh or ref_var_src_var_name)
+  Compute, ///< computed bytes into the bound (fresh) buffer
   Copy,    ///< copy of input 0 into the bound (fresh) buffer
   Ref,     ///< computed bytes written in place into input `refInput`'s buffer
 };

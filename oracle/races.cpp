@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 namespace graphvet::oracle {
 
@@ -39,9 +40,6 @@ RaceAnalysis analyzeRaces(const InlinedModule &inl) {
     size_t n = dom.steps.size();
     if (dom.reference.size() != n)
       continue;
-    std::vector<uint32_t> pos(n);
-    for (uint32_t i = 0; i < n; ++i)
-      pos[dom.reference[i]] = i;
     // Accessors per buffer, in reference order.
     std::map<BufferId, std::vector<std::pair<StepIndex, bool>>> byBuffer;
     for (StepIndex s : dom.reference)
@@ -73,12 +71,11 @@ RaceAnalysis analyzeRaces(const InlinedModule &inl) {
     Reachability reach(dom);
     for (auto &[key, i] : index)
       out.conflicts[i].unordered = !reach.reaches(key.first, key.second);
-    (void)pos;
   }
   return out;
 }
 
-std::vector<StepIndex> orderWith(const Domain &d, StepIndex first, StepIndex second) {
+std::vector<StepIndex> orderWith(const Domain &d, StepIndex first, StepIndex /*second*/) {
   size_t n = d.steps.size();
   // Ancestors of `first` (and itself) go first, in reference order; the rest
   // follow in reference order. The ancestor set is closed under
@@ -99,7 +96,6 @@ std::vector<StepIndex> orderWith(const Domain &d, StepIndex first, StepIndex sec
         work.push_back(p);
       }
   }
-  (void)second;
   std::vector<StepIndex> order;
   order.reserve(n);
   for (StepIndex s : d.reference)
@@ -111,34 +107,43 @@ std::vector<StepIndex> orderWith(const Domain &d, StepIndex first, StepIndex sec
   return order;
 }
 
+std::string LayoutConflict::key() const {
+  std::string who = output >= 0 ? "output" + std::to_string(output) : buffer;
+  std::string other = kind == "output+weight" ? buffer : node;
+  return kind + "|" + who + "|" + other;
+}
+
 std::vector<LayoutConflict> layoutConflicts(const Module &m, const MemoryPlan &plan) {
   const auto &buffers = plan.buffers();
-  std::vector<bool> isOutput(buffers.size(), false);
-  // Root graph outputs.
+  // Graph outputs each buffer may be bound to.
+  std::vector<std::vector<int64_t>> outputsOf(buffers.size());
   const Graph &root = m.root();
   for (NodeId n : root.liveNodes()) {
     const Node &node = root.node(n);
     if (opKind(node) != OpKind::NetOutput)
       continue;
-    for (const auto &src : node.inputs)
-      if (src)
-        if (PortId p = plan.portId(0, *src); p != kNoPort)
+    for (uint32_t k = 0; k < node.inputs.size(); ++k)
+      if (node.inputs[k])
+        if (PortId p = plan.portId(0, *node.inputs[k]); p != kNoPort)
           for (BufferId b : plan.port(p).candidates)
-            isOutput[b] = true;
+            outputsOf[b].push_back(k);
+    break;
   }
   std::vector<LayoutConflict> out;
   auto callerOwned = [&](BufferId b) {
     return buffers[b].kind == BufferKind::UserInput || buffers[b].kind == BufferKind::CallerMemory;
   };
   for (BufferId b = 0; b < buffers.size(); ++b)
-    if (isOutput[b] && buffers[b].kind == BufferKind::Weight)
-      out.push_back({buffers[b].label, "output+weight", ""});
+    if (buffers[b].kind == BufferKind::Weight)
+      for (int64_t k : outputsOf[b])
+        out.push_back({buffers[b].label, "output+weight", "", k});
   for (GraphId g : m.canonicalGraphOrder()) {
     const Graph &graph = m.graph(g);
     for (NodeId n : graph.liveNodes()) {
       const Node &node = graph.node(n);
       if (!needsContinuousInput(node))
         continue;
+      // Exempt when every input comes from one and the same buffer.
       std::vector<BufferId> ins;
       bool allSame = true;
       std::optional<std::vector<BufferId>> firstSet;
@@ -153,24 +158,22 @@ std::vector<LayoutConflict> layoutConflicts(const Module &m, const MemoryPlan &p
         const auto &c = plan.port(p).candidates;
         if (!firstSet)
           firstSet = c;
-        else if (*firstSet != c || c.size() != 1)
+        else if (*firstSet != c)
           allSame = false;
         ins.insert(ins.end(), c.begin(), c.end());
       }
-      if (firstSet && firstSet->size() != 1)
-        allSame = false;
-      if (allSame && firstSet)
+      if (allSame && firstSet && firstSet->size() == 1)
         continue;
       std::sort(ins.begin(), ins.end());
       ins.erase(std::unique(ins.begin(), ins.end()), ins.end());
       std::string who = plan.qualifiedName(g, n);
       for (BufferId b : ins) {
         if (callerOwned(b))
-          out.push_back({buffers[b].label, "input+continuous", who});
+          out.push_back({buffers[b].label, "input+continuous", who, -1});
         if (buffers[b].kind == BufferKind::Weight)
-          out.push_back({buffers[b].label, "weight+continuous", who});
-        if (isOutput[b])
-          out.push_back({buffers[b].label, "output+continuous", who});
+          out.push_back({buffers[b].label, "weight+continuous", who, -1});
+        for (int64_t k : outputsOf[b])
+          out.push_back({buffers[b].label, "output+continuous", who, k});
       }
     }
   }

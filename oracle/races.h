@@ -54,11 +54,16 @@ std::vector<StepIndex> orderWith(const Domain &d, StepIndex first, StepIndex sec
 
 /// One memory-layout conflict of semantics.md §6.
 struct LayoutConflict {
-  std::string buffer; ///< buffer label
-  std::string kind;   ///< "input+continuous", "weight+continuous", "output+weight",
-                      ///< "output+continuous"
-  std::string node;   ///< the continuous op involved (qualified), or "" for output+weight
-  std::string key() const { return buffer + "|" + kind; }
+  std::string buffer;  ///< buffer label
+  std::string kind;    ///< "input+continuous", "weight+continuous", "output+weight",
+                       ///< "output+continuous"
+  std::string node;    ///< the continuous op involved (qualified), or "" for output+weight
+  int64_t output = -1; ///< the graph output involved (output+...), else -1
+  /// Identity across an original and its optimized graph: built from what
+  /// survives a transformation (user input and weight labels, graph output
+  /// indices, continuous op names), never from a fresh buffer's label, which
+  /// changes when a pass merges buffers.
+  std::string key() const;
 };
 
 std::vector<LayoutConflict> layoutConflicts(const Module &m, const MemoryPlan &plan);

@@ -344,6 +344,7 @@ CampaignResult runCampaign(const CampaignOptions &opts) {
     return s;
   };
   auto lastProgress = Clock::now();
+  uint64_t shownCases = UINT64_MAX;
   while (running.load() > 0) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
@@ -352,14 +353,16 @@ CampaignResult runCampaign(const CampaignOptions &opts) {
     if (opts.progress &&
         std::chrono::duration<double>(Clock::now() - lastProgress).count() >= opts.progressInterval) {
       lastProgress = Clock::now();
-      opts.progress(snapshot(), "running");
+      CampaignStats s = snapshot();
+      shownCases = s.cases;
+      opts.progress(s, "running");
     }
   }
   for (auto &t : threads)
     t.join();
   result.stats = snapshot();
   result.interrupted = opts.stop && opts.stop->load();
-  if (opts.progress)
+  if (opts.progress && result.stats.cases != shownCases)
     opts.progress(result.stats, "running");
 
   // ---- phase 2: shrink, confirm, deduplicate, save -----------------------------
@@ -394,7 +397,16 @@ CampaignResult runCampaign(const CampaignOptions &opts) {
       result.unshrunkFailures += members.size();
 
   std::vector<Finding> shrunk(selected.size());
-  parallelFor(selected.size(), jobs, [&](size_t i) { shrunk[i] = shrinkFailure(opts, selected[i]); });
+  std::mutex progressMutex;
+  size_t done = 0;
+  parallelFor(selected.size(), jobs, [&](size_t i) {
+    shrunk[i] = shrinkFailure(opts, selected[i]);
+    if (opts.progress) {
+      std::lock_guard lock(progressMutex);
+      std::string phase = fmt::format("shrinking {}/{}", ++done, selected.size());
+      opts.progress(result.stats, phase.c_str());
+    }
+  });
 
   std::map<std::string, size_t> byKey;
   std::map<std::string, size_t> firstOfClass; // failure class -> finding index

@@ -52,8 +52,9 @@ struct CampaignOptions {
   unsigned maxShrinks = 60;
   /// Set by a signal handler: stop drawing cases, shrink no further, save.
   const std::atomic<bool> *stop = nullptr;
-  /// Called from the calling thread about every progressInterval seconds
-  /// during phase 1 (and once at the end of each phase).
+  /// Progress: called about every progressInterval seconds during phase 1
+  /// (phase "running", from the calling thread) and after each shrunk
+  /// failure in phase 2 ("shrinking k/n", from a worker, one call at a time).
   std::function<void(const struct CampaignStats &, const char *phase)> progress;
   double progressInterval = 1.0;
 

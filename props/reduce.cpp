@@ -8,6 +8,7 @@
 #include "ir/verifier.h"
 
 #include <algorithm>
+#include <cctype>
 #include <set>
 
 namespace graphvet::props {
@@ -18,7 +19,7 @@ enum class EditKind : uint8_t {
   Inline,
   DeleteNodes,
   DisconnectInput,
-  EraseLastInput,
+  EraseInput,
   DropCtrl,
   DropAttr,
   DropOption,
@@ -197,16 +198,30 @@ bool applyEdit(Module &m, const Edit &e) {
     g.setInput({e.node, e.index}, std::nullopt);
     return true;
   }
-  case EditKind::EraseLastInput: {
+  case EditKind::EraseInput: {
     Graph &g = m.graph(e.graph);
     Node &n = g.node(e.node);
-    if (!n.alive || n.inputs.empty())
+    if (!n.alive || e.index >= n.inputs.size())
       return false;
-    auto last = static_cast<uint32_t>(n.inputs.size() - 1);
-    g.eraseInput({e.node, last});
-    std::string prefix = "in" + std::to_string(last) + ".";
-    std::erase_if(g.node(e.node).attrs,
-                  [&](const auto &kv) { return kv.first.rfind(prefix, 0) == 0; });
+    g.eraseInput({e.node, e.index});
+    // Port attributes of later inputs move down with them.
+    AttrMap renumbered;
+    for (auto &[key, value] : g.node(e.node).attrs) {
+      unsigned k = 0;
+      size_t dot = key.find('.');
+      if (key.rfind("in", 0) == 0 && dot != std::string::npos && dot > 2 &&
+          std::all_of(key.begin() + 2, key.begin() + static_cast<long>(dot), ::isdigit)) {
+        k = static_cast<unsigned>(std::stoul(key.substr(2, dot - 2)));
+        if (k == e.index)
+          continue;
+        if (k > e.index) {
+          renumbered["in" + std::to_string(k - 1) + key.substr(dot)] = value;
+          continue;
+        }
+      }
+      renumbered[key] = value;
+    }
+    g.node(e.node).attrs = std::move(renumbered);
     return true;
   }
   case EditKind::DropCtrl:
@@ -273,8 +288,16 @@ std::vector<Edit> enumerateEdits(const Module &m) {
   for (GraphId gid : graphs)
     for (NodeId n : nodesOf(gid)) {
       const Node &node = m.graph(gid).node(n);
-      if (!node.inputs.empty())
-        edits.push_back({EditKind::EraseLastInput, gid, n});
+      // Erasing an input of a holder would shift its subgraphs' parent
+      // indexes: only its last input goes.
+      if (holdsSubgraphs(node)) {
+        if (!node.inputs.empty())
+          edits.push_back({EditKind::EraseInput, gid, n,
+                           static_cast<uint32_t>(node.inputs.size() - 1)});
+      } else {
+        for (uint32_t i = static_cast<uint32_t>(node.inputs.size()); i-- > 0;)
+          edits.push_back({EditKind::EraseInput, gid, n, i});
+      }
       for (uint32_t i = 0; i < node.inputs.size(); ++i)
         if (node.inputs[i])
           edits.push_back({EditKind::DisconnectInput, gid, n, i});

@@ -68,7 +68,6 @@ std::string picture(const std::string &text, const std::string &caption,
   const Module &m = *parsed.module;
   auto plan = std::make_shared<oracle::MemoryPlan>(oracle::MemoryPlan::build(m));
   DotOptions dot;
-  dot.title = caption;
   dot.outputLabel = [plan](GraphId g, OutPort p) { return plan->bufferLabel(g, p); };
   for (const oracle::Violation &v : violations)
     for (const std::string &n : v.nodes)
@@ -159,22 +158,6 @@ std::string renderReport(const CampaignResult &result, const CampaignOptions &ca
   }
   h += "</section>\n";
 
-  h += "<section id=\"rules\">\n<h2>Rule coverage (pass remarks)</h2>\n<table>\n"
-       "<tr><th>decision:rule</th><th>count</th></tr>\n";
-  for (const auto &[k, v] : s.rules)
-    h += row(k, std::to_string(v));
-  h += "</table>\n</section>\n";
-
-  h += fmt::format("<section id=\"features\">\n<h2>Feature coverage</h2>\n<p>Graphs containing "
-                   "each feature, over {} sampled cases (every {}th).</p>\n<table>\n",
-                   s.features.modules, kFeatureSample);
-  for (size_t i = 0; i < kNumFeatures; ++i) {
-    uint64_t c = s.features.counts[i];
-    h += fmt::format("<tr><th>{}</th><td class=\"num{}\">{}</td></tr>\n",
-                     featureName(static_cast<Feature>(i)), c == 0 ? " zero" : "", c);
-  }
-  h += "</table>\n</section>\n";
-
   h += fmt::format("<section id=\"findings\">\n<h2>Findings ({})</h2>\n", result.findings.size());
   if (result.findings.empty())
     h += "<p class=\"none\">No findings.</p>\n";
@@ -220,7 +203,24 @@ std::string renderReport(const CampaignResult &result, const CampaignOptions &ca
     h += "<details><summary>after the pipeline (.graph)</summary><pre>" + htmlEscape(f.optimized) +
          "</pre></details>\n</article>\n";
   }
-  h += "</section>\n</body>\n</html>\n";
+  h += "</section>\n";
+  h += "<section id=\"rules\">\n<h2>Rule coverage (pass remarks)</h2>\n<table>\n"
+       "<tr><th>decision:rule</th><th>count</th></tr>\n";
+  for (const auto &[k, v] : s.rules)
+    h += row(k, std::to_string(v));
+  h += "</table>\n</section>\n";
+
+  h += fmt::format("<section id=\"features\">\n<h2>Feature coverage</h2>\n<p>Graphs containing "
+                   "each feature, over {} sampled cases (every {}th).</p>\n<table>\n",
+                   s.features.modules, kFeatureSample);
+  for (size_t i = 0; i < kNumFeatures; ++i) {
+    uint64_t c = s.features.counts[i];
+    h += fmt::format("<tr><th>{}</th><td class=\"num{}\">{}</td></tr>\n",
+                     featureName(static_cast<Feature>(i)), c == 0 ? " zero" : "", c);
+  }
+  h += "</table>\n</section>\n";
+
+  h += "</body>\n</html>\n";
   return h;
 }
 

@@ -13,6 +13,7 @@
 #include "passes/order_index.h"
 
 #include <algorithm>
+#include <array>
 #include <deque>
 #include <memory>
 #include <optional>
@@ -32,10 +33,18 @@ struct SuccInfo {
   bool passesOn = false;
 };
 
-/// Another consumer of the TensorMove's producer output.
-struct SiblingInfo {
-  NodeId node = kNoNode;
-  std::vector<uint32_t> slots;
+/// What a consumer slot of a producer output is, as a sibling of a
+/// TensorMove reading the same output (scenario 5), in order of precedence.
+enum class SiblingKind : uint8_t { NetOutput, Holder, PassesOn, Writer, Reader };
+constexpr size_t kSiblingKinds = 5;
+
+/// The consumers of one producer output grouped by SiblingKind: node ->
+/// number of its slots of that kind. Kept up to date while TensorMoves are
+/// deleted, so a hub feeding many TensorMoves is summarized once, not once
+/// per TensorMove.
+struct PortSummary {
+  std::array<std::map<NodeId, uint32_t>, kSiblingKinds> byKind;
+  std::map<NodeId, uint32_t> &of(SiblingKind k) { return byKind[static_cast<size_t>(k)]; }
 };
 
 struct Verdict {
@@ -89,7 +98,7 @@ private:
                                     const std::vector<SuccInfo> &succs);
   std::optional<Verdict> checkRule2(NodeRef t, const SourceTrace &trace);
   std::optional<Verdict> checkRule3(NodeRef t, Verdict &v, const std::vector<SuccInfo> &succs,
-                                    const std::vector<SiblingInfo> &siblings);
+                                    PortSummary &siblings);
   std::optional<Verdict> checkRule4(const SourceTrace &trace, GraphId g,
                                     const std::vector<SuccInfo> &succs);
   std::optional<Verdict> checkRule5(NodeRef t, const SourceTrace &trace);
@@ -121,6 +130,15 @@ private:
   std::map<PortRef, std::set<NodeRef>> keptByPort_;
   std::map<NodeRef, PortRef> keptPort_;
   void forgetKept(NodeRef t);
+
+  // Sibling summaries by producer port, and the kind each summarized slot
+  // was counted as (to take it out again).
+  std::map<PortRef, PortSummary> summaries_;
+  std::map<SlotRef, SiblingKind> slotKinds_;
+  SiblingKind classifySibling(const SlotRef &s);
+  PortSummary &summary(PortRef p);
+  void summaryAdd(PortRef p, const SlotRef &s);
+  void summaryRemove(PortRef p, const SlotRef &s);
 
   // Per-decision cache of the forward exploration from the TensorMove.
   std::optional<BufferUses> tmUses_;
@@ -291,28 +309,10 @@ Verdict TensorMoveDeleter::decide(NodeRef t) {
   if (auto keep = checkRule2(t, trace))
     return *keep;
 
-  // Siblings: the other consumers of the TensorMove's producer output. A
-  // hub with more of them than the budget is not examined (keep): checking
-  // each one for each of its TensorMoves would be quadratic.
+  // Siblings: the other consumers of the TensorMove's producer output.
   const TraceStep &producer = trace.steps.front();
-  size_t siblingSlots = g.consumers(producer.port).size() - 1;
-  if (siblingSlots > opts_.maxSiblings)
-    return keepFor("rule3-sibling-budget",
-                   "Rule 3: the producer output has " + std::to_string(siblingSlots) +
-                       " other consumers, more than the " + std::to_string(opts_.maxSiblings) +
-                       " the pass examines");
-  std::vector<SiblingInfo> siblings;
-  {
-    std::map<NodeId, size_t> at;
-    for (InPort c : g.consumers(producer.port)) {
-      if (c.node == t.node)
-        continue;
-      auto [it, fresh] = at.emplace(c.node, siblings.size());
-      if (fresh)
-        siblings.push_back({c.node, {}});
-      siblings[it->second].slots.push_back(c.index);
-    }
-  }
+  PortSummary &siblings = summary({producer.graph, producer.port});
+  bool hasSiblings = g.consumers(producer.port).size() > 1;
   if (auto keep = checkRule3(t, v, succs, siblings))
     return *keep;
   if (auto keep = checkRule4(trace, t.graph, succs))
@@ -322,11 +322,8 @@ Verdict TensorMoveDeleter::decide(NodeRef t) {
 
   // Every rule holds: name the scenario the deletion falls under.
   v.outcome = Outcome::Delete;
-  if (!siblings.empty()) {
-    bool writingSibling = false;
-    for (const SiblingInfo &s : siblings)
-      for (uint32_t slot : s.slots)
-        writingSibling = writingSibling || writes(directAccess(g.node(s.node), slot));
+  if (hasSiblings) {
+    bool writingSibling = !siblings.of(SiblingKind::Writer).empty();
     v.rule = !v.pending.empty() ? "scenario5-read-write"
              : writingSibling   ? "scenario5-write-read"
                                 : "scenario5-read-read";
@@ -409,7 +406,7 @@ std::optional<Verdict> TensorMoveDeleter::checkRule2(NodeRef t, const SourceTrac
 
 std::optional<Verdict> TensorMoveDeleter::checkRule3(NodeRef t, Verdict &v,
                                                      const std::vector<SuccInfo> &succs,
-                                                     const std::vector<SiblingInfo> &siblings) {
+                                                     PortSummary &siblings) {
   const SourceTrace &trace = v.trace;
   // A ref or view with two connected outputs aliasing the traced input.
   for (const TraceStep &step : trace.steps) {
@@ -450,63 +447,126 @@ std::optional<Verdict> TensorMoveDeleter::checkRule3(NodeRef t, Verdict &v,
                                             " shares its memory with " +
                                             describe(step.graph, other));
   }
-  if (siblings.empty())
-    return std::nullopt;
-
-  // Scenario 5: the producer output also feeds siblings. The successors
-  // that write are few; only they need a pairing with every reading sibling.
+  // Scenario 5: the producer output also feeds siblings. The TensorMove
+  // itself is one of the readers; every check below skips it.
   Graph &g = m_.graph(t.graph);
   OrderIndex &ord = order(t.graph);
+  auto others = [&](SiblingKind k) {
+    std::vector<NodeId> nodes;
+    for (const auto &[n, count] : siblings.of(k))
+      if (n != t.node)
+        nodes.push_back(n);
+    return nodes;
+  };
+  auto first = [&](SiblingKind k) -> NodeId {
+    for (const auto &[n, count] : siblings.of(k))
+      if (n != t.node)
+        return n;
+    return kNoNode;
+  };
+  if (NodeId n = first(SiblingKind::NetOutput); n != kNoNode)
+    return keepFor("rule3-sibling-netoutput",
+                   "Rule 3: sibling " + name(t.graph, n) + " is a NetOutput");
+  if (NodeId n = first(SiblingKind::Holder); n != kNoNode)
+    return keepFor("rule3-sibling-subgraph",
+                   "Rule 3: sibling " + name(t.graph, n) + " holds subgraphs");
+  if (NodeId n = first(SiblingKind::PassesOn); n != kNoNode)
+    return keepFor("rule3-sibling-passes-memory",
+                   "Rule 3: sibling " + name(t.graph, n) + " passes the memory on");
+
+  // The successors that write are few; only they pair with every reader.
   std::vector<const SuccInfo *> writingSuccs;
   for (const SuccInfo &succ : succs)
     if (writes(succ.access))
       writingSuccs.push_back(&succ);
-  for (const SiblingInfo &sib : siblings) {
-    const Node &sn = g.node(sib.node);
-    std::string sibName = name(t.graph, sib.node);
-    if (opKind(sn) == OpKind::NetOutput)
-      return keepFor("rule3-sibling-netoutput", "Rule 3: sibling " + sibName + " is a NetOutput");
-    if (holdsSubgraphs(sn))
-      return keepFor("rule3-sibling-subgraph",
-                     "Rule 3: sibling " + sibName + " holds subgraphs");
-    bool sibWrites = false;
-    for (uint32_t slot : sib.slots) {
-      if (passesMemoryOn(m_, index_, t.graph, sib.node, slot, opts_.analysisBudget))
-        return keepFor("rule3-sibling-passes-memory",
-                       "Rule 3: sibling " + sibName + " passes the memory on");
-      sibWrites = sibWrites || writes(directAccess(sn, slot));
+  for (NodeId sib : others(SiblingKind::Writer)) {
+    std::string sibName = name(t.graph, sib);
+    if (!writingSuccs.empty())
+      return keepFor("rule3-both-write", "Rule 3: sibling " + sibName + " and successor " +
+                                             name(t.graph, writingSuccs[0]->node) +
+                                             " both write the memory");
+    for (const SuccInfo &succ : succs) {
+      std::string succName = name(t.graph, succ.node);
+      if (succ.passesOn)
+        return keepFor("rule3-successor-passes-memory",
+                       "Rule 3: sibling " + sibName + " writes the memory and successor " +
+                           succName + " passes it on");
+      if (!g.hasCtrlEdge(succ.node, sib))
+        return keepFor("rule3-no-order", "Rule 3: sibling " + sibName +
+                                             " writes the memory and no control edge " +
+                                             succName + " -> " + sibName + " orders it");
     }
-    if (sibWrites) {
-      if (!writingSuccs.empty())
-        return keepFor("rule3-both-write", "Rule 3: sibling " + sibName + " and successor " +
-                                               name(t.graph, writingSuccs[0]->node) +
-                                               " both write the memory");
-      for (const SuccInfo &succ : succs) {
-        std::string succName = name(t.graph, succ.node);
-        if (succ.passesOn)
-          return keepFor("rule3-successor-passes-memory",
-                         "Rule 3: sibling " + sibName + " writes the memory and successor " +
-                             succName + " passes it on");
-        if (!g.hasCtrlEdge(succ.node, sib.node))
-          return keepFor("rule3-no-order", "Rule 3: sibling " + sibName +
-                                               " writes the memory and no control edge " +
-                                               succName + " -> " + sibName + " orders it");
-      }
-      continue;
-    }
+  }
+  if (writingSuccs.empty())
+    return std::nullopt; // readers only: nothing to order
+  size_t readers = siblings.of(SiblingKind::Reader).size() - 1; // minus the TensorMove
+  if (readers * writingSuccs.size() > opts_.maxSiblings)
+    return keepFor("rule3-sibling-budget",
+                   "Rule 3: ordering " + std::to_string(readers) +
+                       " reading siblings before the writing successors would take more than " +
+                       std::to_string(opts_.maxSiblings) + " control edges");
+  for (NodeId sib : others(SiblingKind::Reader)) {
+    std::string sibName = name(t.graph, sib);
     for (const SuccInfo *succ : writingSuccs) {
       std::string succName = name(t.graph, succ->node);
-      if (succ->node == sib.node)
+      if (succ->node == sib)
         return keepFor("rule3-successor-is-sibling",
                        "Rule 3: successor " + succName +
                            " writes the copy and also reads the source directly");
-      if (ord.reaches(succ->node, sib.node))
+      if (ord.reaches(succ->node, sib))
         return keepFor("rule3-cycle", "Rule 3: the control edge " + sibName + " -> " + succName +
                                           " would close a cycle");
-      v.pending.push_back({sib.node, succ->node});
+      v.pending.push_back({sib, succ->node});
     }
   }
   return std::nullopt;
+}
+
+SiblingKind TensorMoveDeleter::classifySibling(const SlotRef &s) {
+  const Node &n = m_.graph(s.graph).node(s.slot.node);
+  if (opKind(n) == OpKind::NetOutput)
+    return SiblingKind::NetOutput;
+  if (holdsSubgraphs(n))
+    return SiblingKind::Holder;
+  if (passesMemoryOn(m_, index_, s.graph, n.id, s.slot.index, opts_.analysisBudget))
+    return SiblingKind::PassesOn;
+  if (writes(directAccess(n, s.slot.index)))
+    return SiblingKind::Writer;
+  return SiblingKind::Reader;
+}
+
+PortSummary &TensorMoveDeleter::summary(PortRef p) {
+  auto [it, fresh] = summaries_.try_emplace(p);
+  if (fresh)
+    for (InPort c : m_.graph(p.graph).consumers(p.port)) {
+      SlotRef s{p.graph, c};
+      SiblingKind k = classifySibling(s);
+      slotKinds_[s] = k;
+      ++it->second.of(k)[c.node];
+    }
+  return it->second;
+}
+
+void TensorMoveDeleter::summaryAdd(PortRef p, const SlotRef &s) {
+  auto it = summaries_.find(p);
+  if (it == summaries_.end())
+    return; // not summarized yet: built from the graph when first needed
+  SiblingKind k = classifySibling(s);
+  slotKinds_[s] = k;
+  ++it->second.of(k)[s.slot.node];
+}
+
+void TensorMoveDeleter::summaryRemove(PortRef p, const SlotRef &s) {
+  auto kind = slotKinds_.find(s);
+  if (kind == slotKinds_.end())
+    return;
+  if (auto it = summaries_.find(p); it != summaries_.end()) {
+    auto &nodes = it->second.of(kind->second);
+    auto n = nodes.find(s.slot.node);
+    if (n != nodes.end() && --n->second == 0)
+      nodes.erase(n);
+  }
+  slotKinds_.erase(kind);
 }
 
 std::optional<Verdict> TensorMoveDeleter::checkRule4(const SourceTrace &trace, GraphId g,
@@ -671,8 +731,31 @@ bool TensorMoveDeleter::apply(NodeRef t, Verdict &v, std::vector<std::string> &a
   // when nothing consumed the copy) are re-made directly. Each of these was
   // implied by a path through the TensorMove, so none can close a cycle and
   // the topological index stays valid without re-numbering.
+  // The sibling summaries follow the surgery: the TensorMove leaves the
+  // producer's consumers and its own consumers join them.
+  PortRef producerPort{t.graph, producer}, copyPort{t.graph, {t.node, 0}};
+  std::vector<InPort> moving = tm.consumers[0];
+  summaryRemove(producerPort, {t.graph, {t.node, 0}});
+  for (InPort c : moving)
+    summaryRemove(copyPort, {t.graph, c});
+  summaries_.erase(copyPort);
   g.replaceAllUses({t.node, 0}, producer);
   g.removeNode(t.node);
+  for (InPort c : moving)
+    summaryAdd(producerPort, {t.graph, c});
+  if (g.consumers(producer).empty()) {
+    // An aliasing output nobody reads any more stops passing memory on:
+    // re-classify the producer where it is itself a sibling.
+    const Node &pn = g.node(producer.node);
+    for (uint32_t i = 0; i < pn.inputs.size(); ++i) {
+      SlotRef slot{t.graph, {pn.id, i}};
+      if (!pn.inputs[i] || !slotKinds_.count(slot))
+        continue;
+      PortRef feeding{t.graph, *pn.inputs[i]};
+      summaryRemove(feeding, slot);
+      summaryAdd(feeding, slot);
+    }
+  }
   auto addMoved = [&](NodeId a, NodeId b) {
     if (a == b || g.hasCtrlEdge(a, b) || hasDataEdge(a, b))
       return;

@@ -314,7 +314,22 @@ graph root {
   EXPECT_EQ(r.weightWrites[0].buffer, "weight:c");
 }
 
-TEST(Interpreter, UndeclaredVariableWriteFaults) {
+TEST(Interpreter, VariableBoundOutputShowsTheVariable) {
+  Harness h(R"(
+graph root {
+  x   = Data() {index = 0}
+  v   = Variable()
+  r   = ReadVariableOp(x) {ref_var_src_var_name = "v"}
+  out = NetOutput(r)
+}
+)");
+  RunOutcome r = h.interp->runOnce(1);
+  ASSERT_FALSE(r.crashed) << r.crash;
+  EXPECT_EQ(r.observation.outputs[0], r.observation.variables.at(0).second);
+  EXPECT_EQ(r.observation.outputBuffers[0], "var:v");
+}
+
+TEST(Interpreter, UndeclaredVariableBindingFaults) {
   Harness h(R"(
 graph root {
   x   = Data() {index = 0}

@@ -73,7 +73,8 @@ graph root {
   EXPECT_EQ(label(m, p, "root", "c", 0), "fresh:c:0");
   EXPECT_EQ(label(m, p, "root", "c", 1), "var:v"); // output-level
   PortId b = p.portId(0, {m.root().find("b"), 0});
-  EXPECT_EQ(p.port(b).write, PortWrite::Compute); // the node computes into v
+  // Bound to the variable, not written by the node (§2 lists no such write).
+  EXPECT_EQ(p.port(b).write, PortWrite::None);
 }
 
 TEST(MemoryPlan, SubgraphBoundaries) {

@@ -305,15 +305,15 @@ graph root {
   out = NetOutput(k, r)
 }
 )"),
-            (std::vector<std::string>{"input0|input+continuous", "weight:c|weight+continuous",
-                                      "fresh:r:0|output+continuous"}));
+            (std::vector<std::string>{"input+continuous|input0|k", "weight+continuous|weight:c|k",
+                                      "output+continuous|output1|k"}));
   EXPECT_EQ(layoutKeys(R"(
 graph root {
   c   = Const()
   out = NetOutput(c)
 }
 )"),
-            (std::vector<std::string>{"weight:c|output+weight"}));
+            (std::vector<std::string>{"output+weight|output0|weight:c"}));
   // Every input from the same buffer: no conflict.
   EXPECT_TRUE(layoutKeys(R"(
 graph root {
