@@ -2,7 +2,8 @@
 // mutation kind it applies one mutation per (file, seed) and classifies the
 // result (valid race-free original, verifier error, not sound, ...); then it
 // runs the full custom mutator and crossover as libFuzzer would and reports
-// how many candidates they had to discard. Usage:
+// how many candidates they had to discard. Files that are not valid originals
+// are skipped. Usage:
 //   graph_mutator_stats [--seeds N] [--no-oracle] FILE_OR_DIR...
 #include "fuzz/graph_mutator.h"
 #include "ir/parser.h"
@@ -32,7 +33,7 @@ std::vector<std::filesystem::path> collect(const std::vector<std::string> &args)
     if (std::filesystem::is_directory(arg)) {
       std::vector<std::filesystem::path> found;
       for (const auto &e : std::filesystem::recursive_directory_iterator(arg))
-        if (e.is_regular_file() && e.path().extension() == ".graph")
+        if (e.is_regular_file()) // libFuzzer corpora name files by hash
           found.push_back(e.path());
       std::sort(found.begin(), found.end());
       files.insert(files.end(), found.begin(), found.end());

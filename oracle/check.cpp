@@ -39,6 +39,9 @@ namespace {
 
 constexpr size_t kMaxViolations = 16;
 constexpr size_t kMaxHexBytes = 64;
+/// Beyond this many conflicting pairs the proof query alone would exhaust
+/// any reasonable budget; the check says so instead of trying.
+constexpr size_t kMaxZ3Pairs = 100000;
 
 /// State 0 is the seed itself, so `graphvet run --seed S` shows the bytes a
 /// check with --seed S reports; further states derive from it.
@@ -223,7 +226,11 @@ RaceFindings findRaces(Analysis &a, const CheckOptions &opts, bool useZ3) {
   for (size_t i = 0; i < ra.conflicts.size(); ++i)
     race[i] = ra.conflicts[i].unordered;
 
-  if (useZ3 && !ra.conflicts.empty()) {
+  if (useZ3 && ra.conflicts.size() > kMaxZ3Pairs) {
+    f.inconclusive = true;
+    f.reason = fmt::format("{} conflicting pairs: too many to prove with Z3 (limit {})",
+                           ra.conflicts.size(), kMaxZ3Pairs);
+  } else if (useZ3 && !ra.conflicts.empty()) {
     OrderProblem p;
     std::vector<uint32_t> base(domains.size(), 0);
     for (DomainId d = 0; d < domains.size(); ++d) {
@@ -764,7 +771,9 @@ std::string formatResult(const CheckResult &r) {
     if (!v.buffers.empty())
       out += "  buffers: " + join(v.buffers) + "\n";
     for (size_t i = 0; i < v.schedules.size(); ++i)
-      out += fmt::format("  schedule {}: {}\n", i + 1, join(v.schedules[i]));
+      out += v.schedules.size() == 1
+                 ? fmt::format("  schedule: {}\n", join(v.schedules[i]))
+                 : fmt::format("  schedule {}: {}\n", i + 1, join(v.schedules[i]));
     if (!v.bytes.empty())
       out += "  bytes: " + v.bytes + "\n";
   }

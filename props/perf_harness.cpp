@@ -20,6 +20,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <string>
 
@@ -39,6 +40,13 @@ template <typename O> void selectNaive(O &o, bool naive) {
 
 double msSince(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+/// CPU time of the whole process in milliseconds.
+double cpuMs() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) / 1e6;
 }
 
 uint64_t fnv1a(uint64_t h, std::string_view s) {
@@ -71,9 +79,11 @@ PassRun runPass(Module &m, bool naive) {
   PassRun run;
   bool peakReset = resetPeakMemory();
   run.rssBeforeMb = sampleMemory().currentMb;
+  double cpuStart = cpuMs();
   Clock::time_point start = Clock::now();
   TensorMoveDeleteStats stats = runTensorMoveDelete(m, options, &remarks);
   run.passMs = msSince(start);
+  run.passCpuMs = cpuMs() - cpuStart;
   if (peakReset)
     run.passPeakMb = sampleMemory().peakMb;
   run.finished = true;
@@ -194,6 +204,7 @@ PassBenchResult benchPass(const PassBenchOptions &opts) {
 OracleBenchResult benchOracle(const OracleBenchOptions &opts) {
   OracleBenchResult r;
   double nodes = 0;
+  double cpuStart = cpuMs();
   for (uint64_t i = 0; i < opts.cases; ++i) {
     uint64_t seed = caseSeed(opts.seed, i);
     Clock::time_point t0 = Clock::now();
@@ -229,6 +240,8 @@ OracleBenchResult benchOracle(const OracleBenchOptions &opts) {
   }
   r.seconds = r.generateSeconds + r.passSeconds + r.checkSeconds;
   r.checksPerSecond = r.seconds > 0 ? static_cast<double>(r.checks) / r.seconds : 0;
+  r.cpuSeconds = (cpuMs() - cpuStart) / 1e3;
+  r.checksPerCpuSecond = r.cpuSeconds > 0 ? static_cast<double>(r.checks) / r.cpuSeconds : 0;
   r.meanNodes = r.checks ? nodes / static_cast<double>(r.checks) : 0;
   return r;
 }

@@ -41,6 +41,9 @@ struct PassBenchOptions {
 struct PassRun {
   bool finished = false; ///< false: the time budget ran out (compare only)
   double passMs = 0;     ///< runTensorMoveDelete alone (remarks collected, as the pipeline does)
+  /// CPU time of the same span: on a loaded machine wall time overstates
+  /// the cost, CPU time does not.
+  double passCpuMs = 0;
   int64_t deleted = 0;
   int64_t kept = 0;
   int64_t ctrlEdgesAdded = 0;
@@ -79,8 +82,10 @@ struct OracleBenchOptions {
 
 struct OracleBenchResult {
   uint64_t checks = 0;
-  double seconds = 0; ///< generate + pass + check, all cases
+  double seconds = 0; ///< generate + pass + check, all cases (wall clock)
   double checksPerSecond = 0;
+  double cpuSeconds = 0; ///< CPU time of the same (all threads of the process)
+  double checksPerCpuSecond = 0;
   /// Where the time went.
   double generateSeconds = 0, passSeconds = 0, checkSeconds = 0;
   uint64_t sound = 0, violations = 0, inconclusive = 0, invalid = 0;

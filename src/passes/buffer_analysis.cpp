@@ -41,7 +41,13 @@ ModuleIndex::ModuleIndex(const Module &m) : graphs_(m.numGraphs()) {
         } else if (auto p = nonNegativeIndex(n, "_parent_node_index")) {
           per.dataByParentIndex[*p].push_back(id);
         }
-      } else if (kind == OpKind::NetOutput && per.netOutput == kNoNode) {
+      } else if (kind == OpKind::Variable) {
+        variablePorts_[n.name].push_back({gid, {id, 0}});
+      }
+      for (uint32_t k = 0; k < n.numOutputs && kind != OpKind::Variable; ++k)
+        if (const std::string *v = refVarSrcName(n, k))
+          variablePorts_[*v].push_back({gid, {id, k}});
+      if (kind == OpKind::NetOutput && per.netOutput == kNoNode) {
         per.netOutput = id;
         for (uint32_t k = 0; k < n.inputs.size(); ++k)
           if (auto j = nonNegativeIndex(n, Node::portKey(false, k, "_parent_node_index")))
@@ -67,6 +73,11 @@ std::span<const uint32_t> ModuleIndex::resultSlots(GraphId g, uint32_t j) const 
     return {};
   auto it = graphs_[g].slotsByParentOutput.find(j);
   return spanOf(it == graphs_[g].slotsByParentOutput.end() ? nullptr : &it->second);
+}
+
+std::span<const PortRef> ModuleIndex::variablePorts(const std::string &name) const {
+  auto it = variablePorts_.find(name);
+  return spanOf(it == variablePorts_.end() ? nullptr : &it->second);
 }
 
 std::span<const NodeId> ModuleIndex::rootDataWithIndex(uint32_t k) const {
@@ -167,8 +178,8 @@ SourceTrace traceSource(const Module &m, const ModuleIndex &index, GraphId g, Ou
                     std::to_string(port.index) + " of " + n.name);
       const Node &netOut = m.graph(sub).node(out);
       if (slots[0] >= netOut.inputs.size() || !netOut.inputs[slots[0]])
-        return fail("result " + std::to_string(port.index) + " of subgraph " +
-                    m.graph(sub).name + " is not connected");
+        return fail("result " + std::to_string(port.index) + " of subgraph " + m.graph(sub).name +
+                    " is not connected");
       gid = sub;
       port = *netOut.inputs[slots[0]];
       continue;
@@ -182,9 +193,8 @@ SourceTrace traceSource(const Module &m, const ModuleIndex &index, GraphId g, Ou
       if (refInput(n, port.index))
         t.refOnPath = true;
       if (!n.inputs[*in])
-        return fail("input " + std::to_string(*in) + " of " + n.name +
-                    " (aliased by its output " + std::to_string(port.index) +
-                    ") is not connected");
+        return fail("input " + std::to_string(*in) + " of " + n.name + " (aliased by its output " +
+                    std::to_string(port.index) + ") is not connected");
       port = *n.inputs[*in];
       continue;
     }
@@ -234,7 +244,9 @@ AccessClass combine(AccessClass a, AccessClass b) {
   return AccessClass::Invalid; // Writeable + ScopeWriteable
 }
 
-bool writes(AccessClass c) { return c != AccessClass::ReadOnly; }
+bool writes(AccessClass c) {
+  return c != AccessClass::ReadOnly;
+}
 
 bool conflicts(OutputClass out, AccessClass in) {
   if (out == OutputClass::Invalid || in == AccessClass::Invalid)
@@ -303,7 +315,10 @@ BufferUses exploreUses(const Module &m, const ModuleIndex &index, std::span<cons
     const Graph &graph = m.graph(s.graph);
     const Node &n = graph.node(s.slot.node);
     uint32_t i = s.slot.index;
-    uses.access = combine(uses.access, directAccess(n, i));
+    AccessClass direct = directAccess(n, i);
+    uses.access = combine(uses.access, direct);
+    if (writes(direct))
+      uses.writers.push_back({s.graph, n.id});
     if (needsContinuousInput(n))
       uses.continuousUsers.push_back({s.graph, n.id});
     OpKind kind = opKind(n);
@@ -343,14 +358,13 @@ BufferUses exploreUses(const Module &m, const ModuleIndex &index, std::span<cons
   return uses;
 }
 
-bool passesMemoryOn(const Module &m, const ModuleIndex &index, GraphId g, NodeId n,
-                    uint32_t input, size_t budget) {
+bool passesMemoryOn(const Module &m, const ModuleIndex &index, GraphId g, NodeId n, uint32_t input,
+                    size_t budget) {
   const Node &node = m.graph(g).node(n);
   for (uint32_t k = 0; k < node.numOutputs; ++k)
     if (aliasedInput(node, k) == input && !node.consumers[k].empty())
       return true;
-  if (opKind(node) == OpKind::While && input < node.numOutputs &&
-      !node.consumers[input].empty())
+  if (opKind(node) == OpKind::While && input < node.numOutputs && !node.consumers[input].empty())
     return true;
   if (!holdsSubgraphs(node))
     return false;

@@ -55,6 +55,10 @@ public:
   std::span<const uint32_t> resultSlots(GraphId g, uint32_t j) const;
   /// Root Data-family nodes with `index = k` (id order).
   std::span<const NodeId> rootDataWithIndex(uint32_t k) const;
+  /// Every output port bound to the buffer of variable `name`: the outputs of
+  /// Variable-family nodes so named (in any graph) and outputs with
+  /// `ref_var_src_var_name = name` (graph order, then id order).
+  std::span<const PortRef> variablePorts(const std::string &name) const;
 
 private:
   struct PerGraph {
@@ -64,6 +68,7 @@ private:
   };
   std::vector<PerGraph> graphs_;
   std::map<uint32_t, std::vector<NodeId>> rootDataByIndex_;
+  std::map<std::string, std::vector<PortRef>> variablePorts_;
 };
 
 /// What the buffer behind a traced port is, by its real source.
@@ -138,6 +143,9 @@ struct BufferUses {
   std::set<uint32_t> rootOutputs;
   /// Ops demanding contiguous inputs that receive the buffer.
   std::vector<NodeRef> continuousUsers;
+  /// Nodes that write or scribble on the buffer (a Writeable or
+  /// ScopeWriteable slot), in visiting order.
+  std::vector<NodeRef> writers;
   /// Nodes that hand the memory on to a consumer through one of their
   /// outputs (a connected view or ref output, a connected While output, or a
   /// subgraph result the holder's consumers read). An aliasing output nobody
@@ -149,9 +157,8 @@ struct BufferUses {
 /// Explores forward from `slots` (each an input slot of its graph). Visits
 /// each slot at most once and at most `budget` slots in all. When `visited`
 /// is given, every slot reached is appended to it (in visiting order).
-BufferUses exploreUses(const Module &m, const ModuleIndex &index,
-                       std::span<const SlotRef> slots, size_t budget,
-                       std::vector<SlotRef> *visited = nullptr);
+BufferUses exploreUses(const Module &m, const ModuleIndex &index, std::span<const SlotRef> slots,
+                       size_t budget, std::vector<SlotRef> *visited = nullptr);
 
 /// The consumers of one output port as module slots.
 std::vector<SlotRef> consumerSlots(const Module &m, PortRef p);
@@ -160,7 +167,7 @@ std::vector<SlotRef> consumerSlots(const Module &m, PortRef p);
 /// reaches another consumer through one of the node's outputs: a connected
 /// view or ref output on that input, a connected While output, or a
 /// subgraph result of a holder that its consumers read.
-bool passesMemoryOn(const Module &m, const ModuleIndex &index, GraphId g, NodeId n,
-                    uint32_t input, size_t budget);
+bool passesMemoryOn(const Module &m, const ModuleIndex &index, GraphId g, NodeId n, uint32_t input,
+                    size_t budget);
 
 } // namespace graphvet

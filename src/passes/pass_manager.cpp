@@ -42,7 +42,9 @@ Diagnostic error(std::string message) {
 
 } // namespace
 
-std::span<const PassInfo> allPasses() { return kPasses; }
+std::span<const PassInfo> allPasses() {
+  return kPasses;
+}
 
 const PassInfo *findPass(std::string_view name) {
   for (const PassInfo &p : kPasses)
@@ -73,7 +75,8 @@ PipelineResult runPipeline(Module &m, const PipelineOptions &opts) {
   }
   for (const std::string &name : opts.disabled) {
     if (!findPass(name)) {
-      result.diagnostics.push_back(error("unknown pass '" + name + "' in --disable-pass (known "
+      result.diagnostics.push_back(error("unknown pass '" + name +
+                                         "' in --disable-pass (known "
                                          "passes: " +
                                          knownPasses() + ")"));
       continue;

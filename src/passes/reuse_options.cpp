@@ -8,7 +8,9 @@ namespace {
 
 constexpr uint64_t kMaxIndex = (uint64_t{1} << 31) - 1;
 
-bool isBlank(char c) { return c == ' ' || c == '\t'; }
+bool isBlank(char c) {
+  return c == ' ' || c == '\t';
+}
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && isBlank(s.front()))
@@ -34,8 +36,7 @@ std::vector<std::string_view> split(std::string_view s, char sep) {
 
 /// One number token: blanks, digits, blanks. Leading zeros are accepted (they
 /// are still decimal); signs, other characters and overflow are not.
-std::optional<uint32_t> parseIndex(std::string_view raw, std::string &badToken,
-                                   std::string &why) {
+std::optional<uint32_t> parseIndex(std::string_view raw, std::string &badToken, std::string &why) {
   std::string_view t = trim(raw);
   if (t.empty()) {
     badToken = std::string(raw);
@@ -79,8 +80,7 @@ std::set<uint32_t> ReuseGrants::outputsFor(uint32_t k) const {
 }
 
 std::optional<std::set<std::pair<uint32_t, uint32_t>>>
-parseOutputReuseInputMemIndexes(std::string_view value, std::string &badToken,
-                                std::string &why) {
+parseOutputReuseInputMemIndexes(std::string_view value, std::string &badToken, std::string &why) {
   std::set<std::pair<uint32_t, uint32_t>> pairs;
   if (trim(value).empty())
     return pairs;
@@ -102,9 +102,8 @@ parseOutputReuseInputMemIndexes(std::string_view value, std::string &badToken,
   return pairs;
 }
 
-std::optional<std::set<uint32_t>> parseInputReuseMemIndexes(std::string_view value,
-                                                            std::string &badToken,
-                                                            std::string &why) {
+std::optional<std::set<uint32_t>>
+parseInputReuseMemIndexes(std::string_view value, std::string &badToken, std::string &why) {
   std::set<uint32_t> inputs;
   if (trim(value).empty())
     return inputs;
@@ -128,8 +127,8 @@ ReuseGrants readReuseGrants(const std::map<std::string, std::string> &options,
     if (loc != optionLocs.end())
       d.loc = loc->second;
     d.severity = Severity::Warning;
-    d.message = "option " + std::string(key) + " = \"" + value + "\": bad token '" + token +
-                "' (" + why + "); the option grants nothing";
+    d.message = "option " + std::string(key) + " = \"" + value + "\": bad token '" + token + "' (" +
+                why + "); the option grants nothing";
     warnings.push_back(std::move(d));
   };
   std::string token, why;

@@ -41,12 +41,10 @@ struct ReuseGrants {
 /// On a malformed value returns nullopt and sets `badToken` to the offending
 /// piece (a number, or a whole pair when its shape is wrong).
 std::optional<std::set<std::pair<uint32_t, uint32_t>>>
-parseOutputReuseInputMemIndexes(std::string_view value, std::string &badToken,
-                                std::string &why);
+parseOutputReuseInputMemIndexes(std::string_view value, std::string &badToken, std::string &why);
 /// Parses `inputReuseMemIndexes`: `k,k2,...` with the same number grammar.
-std::optional<std::set<uint32_t>> parseInputReuseMemIndexes(std::string_view value,
-                                                            std::string &badToken,
-                                                            std::string &why);
+std::optional<std::set<uint32_t>>
+parseInputReuseMemIndexes(std::string_view value, std::string &badToken, std::string &why);
 
 /// Reads both options from a module's options block. Each malformed option
 /// adds one warning (located at the option when it was parsed from a file)

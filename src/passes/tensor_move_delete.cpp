@@ -56,6 +56,23 @@ struct Verdict {
   std::vector<std::pair<NodeId, NodeId>> pending;
 };
 
+/// True when an edge from `from` to `to` already orders all of `from` before
+/// all of `to`: a control edge, or a data edge between two nodes that are not
+/// calls. (A call is transparent: a data edge into it orders the producer
+/// only before the subgraph's readers of that input, and a data edge out of
+/// it only orders what produced that result. A control edge to or from a
+/// call covers every node inside.)
+bool directlyOrdered(const Graph &g, NodeId from, NodeId to) {
+  if (g.hasCtrlEdge(from, to))
+    return true;
+  if (opKind(g.node(from)) == OpKind::Call || opKind(g.node(to)) == OpKind::Call)
+    return false;
+  for (const auto &in : g.node(to).inputs)
+    if (in && in->node == from)
+      return true;
+  return false;
+}
+
 Verdict keepFor(std::string rule, std::string reason) {
   Verdict v;
   v.outcome = Outcome::Keep;
@@ -89,13 +106,17 @@ private:
   std::vector<NodeRef> tensorMovesInOrder();
 
   std::string name(GraphId g, NodeId n) const;
-  std::string describe(GraphId g, NodeId n) const { return m_.graph(g).node(n).type + " " + name(g, n); }
+  std::string describe(GraphId g, NodeId n) const {
+    return m_.graph(g).node(n).type + " " + name(g, n);
+  }
   std::string describeSource(const SourceTrace &t) const;
   std::string sourceName(const SourceTrace &t) const;
 
   Verdict decide(NodeRef t);
   std::optional<Verdict> checkRule1(NodeRef t, const SourceTrace &trace,
                                     const std::vector<SuccInfo> &succs);
+  std::optional<Verdict> checkVariableWriters(NodeRef t, Verdict &v,
+                                              const std::vector<SuccInfo> &succs);
   std::optional<Verdict> checkRule2(NodeRef t, const SourceTrace &trace);
   std::optional<Verdict> checkRule3(NodeRef t, Verdict &v, const std::vector<SuccInfo> &succs,
                                     PortSummary &siblings);
@@ -135,6 +156,10 @@ private:
   // was counted as (to take it out again).
   std::map<PortRef, PortSummary> summaries_;
   std::map<SlotRef, SiblingKind> slotKinds_;
+  /// Writers of each variable's buffer anywhere in the module (nullopt when
+  /// the exploration ran out of budget). Deleting TensorMoves never creates
+  /// a writer of a variable, so the cache stays valid.
+  std::map<std::string, std::optional<std::vector<NodeRef>>> variableWriters_;
   SiblingKind classifySibling(const SlotRef &s);
   PortSummary &summary(PortRef p);
   void summaryAdd(PortRef p, const SlotRef &s);
@@ -300,11 +325,13 @@ Verdict TensorMoveDeleter::decide(NodeRef t) {
       BufferUses uses =
           exploreUses(m_, index_, std::span<const SlotRef>(&start, 1), opts_.analysisBudget);
       s.access = combine(s.access, uses.access);
-      s.passesOn = s.passesOn || passesMemoryOn(m_, index_, t.graph, s.node, slot,
-                                                opts_.analysisBudget);
+      s.passesOn =
+          s.passesOn || passesMemoryOn(m_, index_, t.graph, s.node, slot, opts_.analysisBudget);
     }
 
   if (auto keep = checkRule1(t, trace, succs))
+    return *keep;
+  if (auto keep = checkVariableWriters(t, v, succs))
     return *keep;
   if (auto keep = checkRule2(t, trace))
     return *keep;
@@ -351,8 +378,8 @@ std::optional<Verdict> TensorMoveDeleter::checkRule1(NodeRef t, const SourceTrac
     return std::nullopt;
   // Scenario 4: only the direct successors are examined; each must only
   // read the memory and keep it to itself.
-  std::string what = "Rule 1: source " + sourceName(trace) + " is a " +
-                     sourceKindName(trace.kind) + " and successor ";
+  std::string what = "Rule 1: source " + sourceName(trace) + " is a " + sourceKindName(trace.kind) +
+                     " and successor ";
   for (const SuccInfo &s : succs) {
     const Node &n = m_.graph(t.graph).node(s.node);
     std::string succ = name(t.graph, s.node);
@@ -365,6 +392,62 @@ std::optional<Verdict> TensorMoveDeleter::checkRule1(NodeRef t, const SourceTrac
     if (s.passesOn)
       return keepFor("rule1-special-successor-passes-memory",
                      what + succ + " passes the memory on");
+  }
+  return std::nullopt;
+}
+
+std::optional<Verdict> TensorMoveDeleter::checkVariableWriters(NodeRef t, Verdict &v,
+                                                               const std::vector<SuccInfo> &succs) {
+  // A variable's buffer is reachable by name from anywhere, not only through
+  // the source's consumers. After the deletion every successor reads the
+  // variable where the copy read it, so a writer of the variable ordered
+  // after the copy must also come after every successor. With a single
+  // successor that already holds (the writer follows it, or follows one of
+  // the TensorMove's control successors, which the successor will precede).
+  const SourceTrace &trace = v.trace;
+  if (trace.kind != SourceKind::Variable && trace.kind != SourceKind::VariableRef)
+    return std::nullopt;
+  if (succs.size() < 2)
+    return std::nullopt;
+  const TraceStep &src = trace.steps.back();
+  const Node &srcNode = m_.graph(src.graph).node(src.port.node);
+  std::string var =
+      trace.kind == SourceKind::Variable ? srcNode.name : *refVarSrcName(srcNode, src.port.index);
+  auto cached = variableWriters_.find(var);
+  if (cached == variableWriters_.end()) {
+    std::vector<SlotRef> slots;
+    for (const PortRef &p : index_.variablePorts(var))
+      for (const SlotRef &s : consumerSlots(m_, p))
+        slots.push_back(s);
+    BufferUses uses = exploreUses(m_, index_, slots, opts_.analysisBudget);
+    cached = variableWriters_
+                 .emplace(var, uses.overBudget ? std::nullopt
+                                               : std::optional<std::vector<NodeRef>>(uses.writers))
+                 .first;
+  }
+  if (!cached->second)
+    return keepFor("rule1-variable-writers",
+                   "Rule 1: the writers of variable " + var + " exceed the analysis budget");
+  OrderIndex &ord = order(t.graph);
+  std::set<NodeId> seen;
+  for (NodeRef w : *cached->second) {
+    // A writer inside a subgraph is ordered through the node holding it in
+    // the TensorMove's graph; a writer outside that graph is ordered with the
+    // TensorMove's own holder as a whole, and so with all its successors.
+    while (w.graph != t.graph && m_.graph(w.graph).parentNode != kNoNode)
+      w = {m_.graph(w.graph).parentGraph, m_.graph(w.graph).parentNode};
+    if (w.graph != t.graph || !seen.insert(w.node).second || !ord.reaches(t.node, w.node))
+      continue; // elsewhere, seen, or before the copy: before every successor too
+    for (const SuccInfo &succ : succs) {
+      if (succ.node == w.node || directlyOrdered(m_.graph(t.graph), succ.node, w.node))
+        continue;
+      if (ord.reaches(w.node, succ.node))
+        return keepFor("rule1-variable-writer-order", "Rule 1: " + name(t.graph, w.node) +
+                                                          " writes variable " + var +
+                                                          " after the copy and before successor " +
+                                                          name(t.graph, succ.node) + " reads it");
+      v.pending.push_back({succ.node, w.node});
+    }
   }
   return std::nullopt;
 }
@@ -382,8 +465,9 @@ std::optional<Verdict> TensorMoveDeleter::checkRule2(NodeRef t, const SourceTrac
     return std::nullopt;
   std::set<uint32_t> outs = opts_.grants.outputsFor(k);
   if (outs.empty())
-    return keepFor("rule2-no-grant", "Rule 2: " + input + " is caller memory and no option "
-                                                          "grants its reuse");
+    return keepFor("rule2-no-grant", "Rule 2: " + input +
+                                         " is caller memory and no option "
+                                         "grants its reuse");
   // outputReuseInputMemIndexes grants sharing with the named graph outputs
   // only: the memory behind the TensorMove must not reach any other one.
   const BufferUses &uses = tensorMoveUses(t);
@@ -391,10 +475,9 @@ std::optional<Verdict> TensorMoveDeleter::checkRule2(NodeRef t, const SourceTrac
   for (uint32_t j : outs)
     allowed.push_back(std::to_string(j));
   if (uses.overBudget)
-    return keepFor("rule2-output-index", "Rule 2: " + input +
-                                             " may share memory only with graph output(s) " +
-                                             joinLimited(allowed, 8) +
-                                             ", and the analysis budget ran out");
+    return keepFor("rule2-output-index",
+                   "Rule 2: " + input + " may share memory only with graph output(s) " +
+                       joinLimited(allowed, 8) + ", and the analysis budget ran out");
   for (uint32_t j : uses.rootOutputs)
     if (!outs.count(j))
       return keepFor("rule2-output-index",
@@ -488,18 +571,19 @@ std::optional<Verdict> TensorMoveDeleter::checkRule3(NodeRef t, Verdict &v,
     for (const SuccInfo &succ : succs) {
       std::string succName = name(t.graph, succ.node);
       if (succ.passesOn)
-        return keepFor("rule3-successor-passes-memory",
-                       "Rule 3: sibling " + sibName + " writes the memory and successor " +
-                           succName + " passes it on");
+        return keepFor("rule3-successor-passes-memory", "Rule 3: sibling " + sibName +
+                                                            " writes the memory and successor " +
+                                                            succName + " passes it on");
       if (!g.hasCtrlEdge(succ.node, sib))
         return keepFor("rule3-no-order", "Rule 3: sibling " + sibName +
-                                             " writes the memory and no control edge " +
-                                             succName + " -> " + sibName + " orders it");
+                                             " writes the memory and no control edge " + succName +
+                                             " -> " + sibName + " orders it");
     }
   }
   if (writingSuccs.empty())
     return std::nullopt; // readers only: nothing to order
-  size_t readers = siblings.of(SiblingKind::Reader).size() - 1; // minus the TensorMove
+  size_t readers = siblings.of(SiblingKind::Reader).size() -
+                   siblings.of(SiblingKind::Reader).count(t.node); // minus the TensorMove
   if (readers * writingSuccs.size() > opts_.maxSiblings)
     return keepFor("rule3-sibling-budget",
                    "Rule 3: ordering " + std::to_string(readers) +
@@ -588,16 +672,14 @@ std::optional<Verdict> TensorMoveDeleter::checkRule4(const SourceTrace &trace, G
       out = OutputClass::Writeable;
     else
       out = m_.graph(producer.graph).consumers(producer.port).size() > 1 ? OutputClass::ReadOnly
-                                                                          : OutputClass::SoftRead;
+                                                                         : OutputClass::SoftRead;
   }
   for (const SuccInfo &s : succs)
     if (conflicts(out, s.access))
       return keepFor("rule4-conflict",
-                     "Rule 4: the producer output " +
-                         name(producer.graph, producer.port.node) + ":" +
-                         std::to_string(producer.port.index) + " is " + outputClassName(out) +
-                         " and successor " + name(g, s.node) + " is " +
-                         accessClassName(s.access));
+                     "Rule 4: the producer output " + name(producer.graph, producer.port.node) +
+                         ":" + std::to_string(producer.port.index) + " is " + outputClassName(out) +
+                         " and successor " + name(g, s.node) + " is " + accessClassName(s.access));
   return std::nullopt;
 }
 
@@ -635,15 +717,24 @@ std::optional<Verdict> TensorMoveDeleter::checkRule5(NodeRef t, const SourceTrac
       if (!allInputsMerged(c))
         return keepFor("rule5-layout", "Rule 5: " + describe(c.graph, c.node) +
                                            " needs continuous inputs and would read " +
-                                           (weight ? "a weight" : "caller memory") +
-                                           " directly");
+                                           (weight ? "a weight" : "caller memory") + " directly");
   if (weight && !copy.rootOutputs.empty())
     return keepFor("rule5-layout", "Rule 5: graph output " +
                                        std::to_string(*copy.rootOutputs.begin()) +
                                        " would be a weight");
-  // The source side (its other readers) matters only now.
-  BufferUses source = exploreUses(m_, index_, consumerSlots(m_, {src.graph, src.port}),
-                                  opts_.analysisBudget);
+  // The source side (its other readers) matters only now. A variable's
+  // buffer is shared by every port bound to it, wherever it is.
+  std::vector<SlotRef> sourceSlots = consumerSlots(m_, {src.graph, src.port});
+  if (trace.kind == SourceKind::Variable || trace.kind == SourceKind::VariableRef) {
+    const Node &srcNode = m_.graph(src.graph).node(src.port.node);
+    std::string var =
+        trace.kind == SourceKind::Variable ? srcNode.name : *refVarSrcName(srcNode, src.port.index);
+    sourceSlots.clear();
+    for (const PortRef &p : index_.variablePorts(var))
+      for (const SlotRef &s : consumerSlots(m_, p))
+        sourceSlots.push_back(s);
+  }
+  BufferUses source = exploreUses(m_, index_, sourceSlots, opts_.analysisBudget);
   if (source.overBudget)
     return keepFor("rule5-layout", "Rule 5: the layout analysis budget ran out");
   if (!copy.rootOutputs.empty())
@@ -675,12 +766,7 @@ bool TensorMoveDeleter::apply(NodeRef t, Verdict &v, std::vector<std::string> &a
       consumers.push_back(c.node);
   std::vector<NodeId> ctrlPreds = tm.ctrlIn, ctrlSuccs = tm.ctrlOut;
 
-  auto hasDataEdge = [&](NodeId from, NodeId to) {
-    for (const auto &in : g.node(to).inputs)
-      if (in && in->node == from)
-        return true;
-    return false;
-  };
+  auto ordered = [&](NodeId from, NodeId to) { return directlyOrdered(g, from, to); };
   auto edgeText = [&](NodeId a, NodeId b) { return name(t.graph, a) + " -> " + name(t.graph, b); };
 
   // Phase A, with the TensorMove still in place so that nothing is lost if
@@ -693,7 +779,7 @@ bool TensorMoveDeleter::apply(NodeRef t, Verdict &v, std::vector<std::string> &a
       g.removeCtrlEdge(a, b);
   };
   for (auto [sib, succ] : v.pending) {
-    if (g.hasCtrlEdge(sib, succ) || hasDataEdge(sib, succ))
+    if (ordered(sib, succ))
       continue; // already ordered directly
     bool isNew = false;
     if (!ord.addCtrlEdge(sib, succ, &isNew)) {
@@ -710,7 +796,7 @@ bool TensorMoveDeleter::apply(NodeRef t, Verdict &v, std::vector<std::string> &a
   std::vector<std::string> movedA;
   for (NodeId cs : ctrlSuccs)
     for (NodeId c : consumers) {
-      if (c == cs || g.hasCtrlEdge(c, cs) || hasDataEdge(c, cs))
+      if (c == cs || ordered(c, cs))
         continue;
       bool isNew = false;
       if (!ord.addCtrlEdge(c, cs, &isNew)) {
@@ -757,7 +843,7 @@ bool TensorMoveDeleter::apply(NodeRef t, Verdict &v, std::vector<std::string> &a
     }
   }
   auto addMoved = [&](NodeId a, NodeId b) {
-    if (a == b || g.hasCtrlEdge(a, b) || hasDataEdge(a, b))
+    if (a == b || ordered(a, b))
       return;
     bool isNew = false;
     ord.addCtrlEdge(a, b, &isNew);
@@ -884,7 +970,7 @@ TensorMoveDeleteStats TensorMoveDeleter::run(std::vector<Remark> *remarks) {
       remark.rule = v.rule;
       remark.message = remark.decision + " " + tmName + ": " + v.reason;
     }
-    finalOutcome[t] = remark.decision == "deleted" ? Outcome::Delete
+    finalOutcome[t] = remark.decision == "deleted"   ? Outcome::Delete
                       : remark.decision == "skipped" ? Outcome::Skip
                                                      : Outcome::Keep;
     if (finalOutcome[t] == Outcome::Skip)

@@ -23,9 +23,10 @@ struct TensorMoveDeleteOptions {
   /// Most input slots one forward exploration of a buffer may visit; beyond
   /// it the analysis answers "unknown" and the TensorMove is kept.
   size_t analysisBudget = size_t{1} << 16;
-  /// Most other consumers of the TensorMove's producer output (siblings) the
-  /// pass examines; beyond it the TensorMove is kept (rule3-sibling-budget).
-  /// Bounds the work on hubs feeding many TensorMoves.
+  /// Most scenario-5 control edges (reading siblings x writing successors)
+  /// one deletion may add; beyond it the TensorMove is kept
+  /// (rule3-sibling-budget). Siblings themselves are summarized per producer
+  /// output and kept current, so a hub costs its size once, not per copy.
   size_t maxSiblings = size_t{1} << 14;
   /// How many times one TensorMove may be decided (the first visit plus
   /// re-visits after a neighbour was deleted). Bounds the fixpoint.

@@ -178,35 +178,54 @@ graph root {
   EXPECT_EQ(remarks[0].rule, "rule3-successor-is-sibling") << remarks[0].message;
 }
 
-TEST(TensorMoveDelete, SiblingBudgetKeepsHubCopies) {
+TEST(TensorMoveDelete, SiblingBudgetBoundsPendingEdges) {
+  // A writing successor must follow every reading sibling; beyond the
+  // budget of edges the copy stays.
   ParseResult p = parseModule(R"(
 graph root {
-  c = Const()
-  t1 = TensorMove(c)
-  t2 = TensorMove(c)
-  t3 = TensorMove(c)
-  a = ReLU(t1)
-  b = ReLU(t2)
-  d = ReLU(t3)
-  out = NetOutput(a, b, d)
+  r = ReLU()
+  y = ReLU()
+  a = Neg(r)
+  b = Abs(r)
+  tm = TensorMove(r)
+  w = Assign(tm, y)
+  out = NetOutput(a, b, w)
 }
 )");
   ASSERT_TRUE(p.module);
-  Module hub = *p.module;
-  TensorMoveDeleteOptions tight;
-  tight.maxSiblings = 1;
+  Module tight = *p.module;
+  TensorMoveDeleteOptions opts;
+  opts.maxSiblings = 1;
   std::vector<Remark> remarks;
-  TensorMoveDeleteStats s = runTensorMoveDelete(hub, tight, &remarks);
+  TensorMoveDeleteStats s = runTensorMoveDelete(tight, opts, &remarks);
   EXPECT_EQ(s.deleted, 0);
-  ASSERT_EQ(remarks.size(), 3u);
-  for (const Remark &r : remarks)
-    EXPECT_EQ(r.rule, "rule3-sibling-budget") << r.message;
+  ASSERT_EQ(remarks.size(), 1u);
+  EXPECT_EQ(remarks[0].rule, "rule3-sibling-budget") << remarks[0].message;
 
   Module roomy = *p.module;
   remarks.clear();
   s = runTensorMoveDelete(roomy, {}, &remarks);
-  EXPECT_EQ(s.deleted, 3); // reading siblings, reading successors
-  EXPECT_EQ(s.ctrlEdgesAdded, 0);
+  EXPECT_EQ(s.deleted, 1);
+  EXPECT_EQ(s.ctrlEdgesAdded, 2);
+}
+
+TEST(TensorMoveDelete, HubOfCopiesAllGo) {
+  // One weight read through many copies: each copy's siblings are the
+  // other copies and the readers already relinked, all reading.
+  std::string text = "graph root {\n  c = Const()\n";
+  std::string outs;
+  for (int i = 0; i < 50; ++i) {
+    std::string k = std::to_string(i);
+    text += "  t" + k + " = TensorMove(c)\n  q" + k + " = ReLU(t" + k + ")\n";
+    outs += (i ? ", q" : "q") + k;
+  }
+  text += "  out = NetOutput(" + outs + ")\n}\n";
+  auto o = optimize(text);
+  ASSERT_TRUE(o.result.ok);
+  EXPECT_EQ(o.result.stats.at("tensor-move-delete").counters.at("deleted"), 50);
+  EXPECT_EQ(o.result.stats.at("tensor-move-delete").counters.at("ctrl_edges_added"), 0);
+  const Graph &g = o.module.root();
+  EXPECT_EQ(g.consumers({g.find("c"), 0}).size(), 50u);
 }
 
 TEST(TensorMoveDelete, RevisitDeletesOnceNeighbourIsGone) {

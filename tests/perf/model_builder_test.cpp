@@ -98,6 +98,45 @@ TEST(ModelBuilder, SmallModelsAreRaceFreeOriginals) {
     }
 }
 
+/// The original with one TensorMove removed by force: its consumers read its
+/// input instead (no control edges added, nothing else checked).
+Module withoutTensorMove(const Module &original, const ModelTensorMove &t) {
+  Module m = original;
+  Graph &g = m.graph(t.graph);
+  OutPort in = *g.node(t.node).inputs[0];
+  g.replaceAllUses({t.node, 0}, in);
+  g.removeNode(t.node);
+  return m;
+}
+
+TEST(ModelBuilder, RolesMeanWhatTheySay) {
+  // Deleting a necessary TensorMove by force is unsound; deleting a
+  // conservative one is sound (the reference design just cannot tell).
+  oracle::CheckOptions check;
+  check.numStates = 2;
+  check.useZ3 = false; // exact reachability race analysis: enough here, and fast
+  std::map<TensorMoveRole, size_t> checked;
+  for (uint64_t seed = 1; seed <= 3; ++seed) {
+    ModelInfo info;
+    Module original = buildModelGraph(sized(400, seed), &info);
+    for (const ModelTensorMove &t : info.tensorMoves) {
+      if (t.role == TensorMoveRole::Removable)
+        continue; // whether a forced deletion needs the pass's control edge varies
+      oracle::CheckResult r =
+          oracle::checkRefinement(original, withoutTensorMove(original, t), check);
+      oracle::Verdict expected = t.role == TensorMoveRole::Necessary ? oracle::Verdict::Violation
+                                                                     : oracle::Verdict::Sound;
+      EXPECT_EQ(r.verdict, expected)
+          << "seed " << seed << " " << original.graph(t.graph).node(t.node).name << " ("
+          << t.pattern << ")\n"
+          << oracle::formatResult(r);
+      ++checked[t.role];
+    }
+  }
+  EXPECT_GT(checked[TensorMoveRole::Necessary], 3u);
+  EXPECT_GT(checked[TensorMoveRole::Conservative], 3u);
+}
+
 /// Names of the TensorMoves of each role that survive the pass.
 std::map<TensorMoveRole, size_t> survivors(const Module &before, const ModelInfo &info,
                                            const Module &after) {

@@ -17,13 +17,13 @@
 
 namespace {
 
-struct Run {
+struct CommandRun {
   int status = -1;
   std::string out;
 };
 
-Run run(const std::string &args) {
-  Run r;
+CommandRun run(const std::string &args) {
+  CommandRun r;
   std::string cmd = std::string(GRAPHVET_BIN) + " " + args + " 2>/dev/null";
   FILE *pipe = popen(cmd.c_str(), "r");
   if (!pipe)
@@ -46,7 +46,7 @@ std::filesystem::path tempDir(const char *name) {
 
 TEST(FuzzCommand, JsonFiguresHaveTheDocumentedShape) {
   auto dir = tempDir("graphvet-fuzz-cli");
-  Run r = run("fuzz --cases 60 --seed 3 --jobs 2 --json --no-confirm --out " + dir.string());
+  CommandRun r = run("fuzz --cases 60 --seed 3 --jobs 2 --json --no-confirm --out " + dir.string());
   ASSERT_TRUE(r.status == 0 || r.status == 1) << r.status;
   auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["cases"], 60);

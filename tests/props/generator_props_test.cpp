@@ -27,6 +27,7 @@ GRAPHVET_PROP(GeneratorProps, GeneratedGraphsPassTheVerifier, 300, ()) {
   Recipe recipe = *genRecipe();
   Module m = buildModule(recipe);
   Diagnostics diags = verifyModule(m);
+  RC_LOG() << diagnosticsText(diags);
   RC_ASSERT_FALSE(hasErrors(diags));
 }
 

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <fmt/format.h>
 #include <iostream>
 #include <memory>
@@ -99,7 +100,11 @@ int runRun(const RunCmdOptions &opts) {
     fault = fmt::format("step budget ({} steps) exhausted", oracle::kStepBudget);
   }
   std::vector<oracle::WeightWrite> weightWrites = r.run1.weightWrites;
-  weightWrites.insert(weightWrites.end(), r.run2.weightWrites.begin(), r.run2.weightWrites.end());
+  for (const oracle::WeightWrite &w : r.run2.weightWrites)
+    if (std::none_of(weightWrites.begin(), weightWrites.end(), [&](const oracle::WeightWrite &x) {
+          return x.node == w.node && x.buffer == w.buffer;
+        }))
+      weightWrites.push_back(w);
   if (!weightWrites.empty() && status == kExitOk)
     status = kExitViolation;
 
