@@ -292,6 +292,15 @@ Verdict TensorMoveDeleter::decide(NodeRef t) {
   }
   if (tm.inputs.size() != 1 || !tm.inputs[0])
     return keepFor("malformed-tensor-move", "it does not have exactly one connected input");
+  // A copy whose output tensor description has another byte size than its
+  // input's is a resize, not a redundant copy: consumers would read a
+  // different number of bytes after relinking.
+  {
+    const Node &producer = g.node(tm.inputs[0]->node);
+    if (outputBytes(tm, 0) != outputBytes(producer, tm.inputs[0]->index))
+      return keepFor("tensor-desc-mismatch",
+                     "its output tensor description differs in size from its input's");
+  }
   for (uint32_t k = 1; k < tm.numOutputs; ++k)
     if (!tm.consumers[k].empty())
       return keepFor("malformed-tensor-move",
