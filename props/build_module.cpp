@@ -40,8 +40,9 @@ constexpr uint8_t poolBit(Pool p) { return static_cast<uint8_t>(1u << static_cas
 
 struct Value {
   OutPort port;
-  BufSet bufs;
+  BufSet bufs; ///< empty for an unconnected slot or what only aliases one
   uint8_t pools = 0; ///< Pool bits besides Any
+  bool unconnected = false; ///< an input slot left `_`
 };
 
 /// Accesses to one buffer at one level since its last write.
@@ -173,6 +174,28 @@ private:
 
   std::string fresh(const char *prefix) { return prefix + std::to_string(counter_++); }
 
+  /// Adds a tensor description of output 0 chosen by the high bits of a
+  /// step's variant (most steps keep the default f32 [4]).
+  AttrMap withDesc(AttrMap attrs, uint8_t variant) const {
+    if (!on(SwarmBit::TensorDescs))
+      return attrs;
+    switch (variant / 16 % 8) {
+    case 5:
+      attrs["out0.dtype"] = AttrValue::ofIdent("f16");
+      break;
+    case 6:
+      attrs["out0.shape"] = AttrValue::ofList({AttrValue::ofInt(2), AttrValue::ofInt(2)});
+      break;
+    case 7:
+      attrs["out0.dtype"] = AttrValue::ofIdent("i32");
+      attrs["out0.shape"] = AttrValue::ofList({AttrValue::ofInt(2)});
+      break;
+    default:
+      break;
+    }
+    return attrs;
+  }
+
   uint32_t newBuffer(BufKind k) {
     bufKinds_.push_back(k);
     return static_cast<uint32_t>(bufKinds_.size() - 1);
@@ -190,7 +213,7 @@ private:
   // ---- references -------------------------------------------------------
 
   static bool inPool(const Value &v, Pool p) {
-    return p == Pool::Any || (v.pools & poolBit(p)) != 0;
+    return p == Pool::Any || p == Pool::Unconnected || (v.pools & poolBit(p)) != 0;
   }
 
   /// Index of the value `back` places before the newest in `pool` (modulo
@@ -239,19 +262,27 @@ private:
       size_t start = c.size() - 1 - ref.back % c.size();
       for (size_t step = 0; step < c.size(); ++step) {
         const Value &v = L.values[c[(start + c.size() - step) % c.size()]];
-        if (weightFree(v.bufs) && !intersects(v.bufs, avoid))
+        if (!v.bufs.empty() && weightFree(v.bufs) && !intersects(v.bufs, avoid))
           return v;
       }
     }
     return std::nullopt;
   }
 
+  /// The values of refs[from..] (at most maxCount); with `slots`, a ref to
+  /// the Unconnected pool leaves its slot `_`.
   std::vector<Value> pickAll(const Level &L, const std::vector<Ref> &refs, size_t from,
-                             size_t maxCount) const {
+                             size_t maxCount, bool slots = true) const {
     std::vector<Value> out;
-    for (size_t i = from; i < refs.size() && out.size() < maxCount; ++i)
-      if (auto v = pick(L, refs[i]))
+    for (size_t i = from; i < refs.size() && out.size() < maxCount; ++i) {
+      if (slots && refs[i].pool == Pool::Unconnected && on(SwarmBit::Unconnected)) {
+        Value v;
+        v.unconnected = true;
+        out.push_back(v);
+      } else if (auto v = pick(L, refs[i])) {
         out.push_back(*v);
+      }
+    }
     return out;
   }
 
@@ -332,7 +363,7 @@ private:
                  const std::vector<Value> &inputs, std::optional<uint32_t> numOutputs) {
     std::vector<std::optional<OutPort>> ports;
     for (const Value &v : inputs)
-      ports.push_back(v.port);
+      ports.push_back(v.unconnected ? std::nullopt : std::optional<OutPort>(v.port));
     NodeId id = graph(L).addNode(name, type, std::move(ports), numOutputs);
     if (L.pendingCtrlFrom != kNoNode) {
       graph(L).addCtrlEdge(L.pendingCtrlFrom, id);
@@ -367,8 +398,10 @@ private:
     std::vector<Value> outs;
     for (uint32_t k = 0; k < n.numOutputs; ++k) {
       Value out{{id, k}, {}, pools};
-      if (auto in = aliasedInput(n, k)) {
+      if (auto in = aliasedInput(n, k); in && !inputs[*in].unconnected) {
         out.bufs = inputs[*in].bufs;
+      } else if (in) {
+        out.bufs = {newBuffer(BufKind::Fresh)}; // views nothing: treat as its own buffer
       } else if (const std::string *var = refVarSrcName(n, k)) {
         const Variable *v = findVariable(L, *var);
         out.bufs = {v ? v->buffer : newBuffer(BufKind::Fresh)};
@@ -401,17 +434,20 @@ private:
                                          "Data", "AippData", "AnnData", "Data"};
     const char *type = kTypes[variant % 8];
     if (variant % 8 == 7) {
-      emitSource(L, type, "mem", newBuffer(BufKind::CallerMemory), {}, poolBit(Pool::Source));
+      emitSource(L, type, "mem", newBuffer(BufKind::CallerMemory), withDesc({}, variant),
+                 poolBit(Pool::Source));
       return;
     }
     emitSource(L, type, "x", newBuffer(BufKind::UserInput),
-               {{"index", AttrValue::ofInt(nextUserIndex_++)}}, poolBit(Pool::Source));
+               withDesc({{"index", AttrValue::ofInt(nextUserIndex_++)}}, variant),
+               poolBit(Pool::Source));
   }
 
   void emitVariable(Level &L, uint8_t variant) {
     static const char *const kTypes[] = {"Variable", "VariableV2", "RefData"};
     uint32_t buf = newBuffer(BufKind::Variable);
-    NodeId id = emitSource(L, kTypes[variant % 3], "var", buf, {}, poolBit(Pool::Source));
+    NodeId id = emitSource(L, kTypes[variant % 3], "var", buf, withDesc({}, variant),
+                           poolBit(Pool::Source));
     L.variables.push_back({graph(L).node(id).name, buf});
   }
 
@@ -455,8 +491,8 @@ private:
       AttrMap attrs;
       if (s.variant % 4 == 3)
         attrs["file_path"] = AttrValue::ofString("weights/w" + std::to_string(counter_) + ".bin");
-      emitSource(L, kTypes[s.variant % 4], "w", newBuffer(BufKind::Weight), attrs,
-                 poolBit(Pool::Source));
+      emitSource(L, kTypes[s.variant % 4], "w", newBuffer(BufKind::Weight),
+                 withDesc(attrs, s.variant), poolBit(Pool::Source));
       return;
     }
     case StepKind::RefVarSource:
@@ -515,7 +551,7 @@ private:
     std::optional<uint32_t> outs;
     if (s.flags % 4 == 3)
       outs = 2;
-    emit(L, kTypes[s.variant % 6], "op", ins, {}, outs, 0);
+    emit(L, kTypes[s.variant % 6], "op", ins, withDesc({}, s.variant), outs, 0);
   }
 
   void stepUserInput(Level &L, const Step &s) {
@@ -565,7 +601,8 @@ private:
         break;
       }
     }
-    NodeId tm = emit(L, type, "tm", {in}, attrs, std::nullopt, poolBit(Pool::TensorMove));
+    NodeId tm = emit(L, type, "tm", {in}, withDesc(attrs, s.variant), std::nullopt,
+                     poolBit(Pool::TensorMove));
     if (on(SwarmBit::CtrlEdges)) {
       if (s.flags & 8)
         if (auto from = pick(L, refAt(s, 1)); from && from->port.node != tm)

@@ -54,6 +54,9 @@ constexpr std::string_view kFeatureNames[] = {
     "no-need-constant-folding",
     "continuous-input",
     "ctrl-edge",
+    "unconnected-input",
+    "tensor-desc",
+    "tensor-move-desc-mismatch",
 };
 static_assert(std::size(kFeatureNames) == kNumFeatures);
 
@@ -151,6 +154,9 @@ FeatureSet featuresOf(const Module &m) {
       OpKind kind = opKind(n);
       if (!n.ctrlOut.empty())
         set(Feature::CtrlEdge);
+      for (const auto &in : n.inputs)
+        if (!in)
+          set(Feature::UnconnectedInput);
       switch (kind) {
       case OpKind::DataSource:
         if (root) {
@@ -208,6 +214,8 @@ FeatureSet featuresOf(const Module &m) {
       for (uint32_t k = 0; k < n.numOutputs; ++k) {
         if (n.stringAttr(Node::portKey(true, k, "ref_var_src_var_name")))
           set(Feature::RefVarSrcOutput);
+        if (n.attr(Node::portKey(true, k, "dtype")) || n.attr(Node::portKey(true, k, "shape")))
+          set(Feature::TensorDesc);
         if (n.attr(Node::portKey(true, k, "reuse_input")) && viewInput(n, k))
           set(Feature::ReuseInputView);
         if (g.consumers({id, k}).size() >= 2)
@@ -243,6 +251,8 @@ FeatureSet featuresOf(const Module &m) {
           set(Feature::TensorMoveFromWeight);
         if (refVarSrcName(p, src.index))
           set(Feature::TensorMoveFromRefVarSrc);
+        if (outputBytes(p, src.index) != outputBytes(n, 0))
+          set(Feature::TensorMoveDescMismatch);
       }
       for (InPort c : g.consumers({id, 0})) {
         const Node &cn = g.node(c.node);

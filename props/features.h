@@ -56,8 +56,11 @@ enum class Feature : uint8_t {
   NoNeedConstantFolding,
   ContinuousInput,     ///< continuous_input / _no_padding_continuous_input
   CtrlEdge,            ///< any control edge
+  UnconnectedInput,    ///< an input slot left `_`
+  TensorDesc,          ///< an outK.dtype / outK.shape tensor description
+  TensorMoveDescMismatch, ///< a TensorMove whose output size differs from its input's
 };
-inline constexpr size_t kNumFeatures = static_cast<size_t>(Feature::CtrlEdge) + 1;
+inline constexpr size_t kNumFeatures = static_cast<size_t>(Feature::TensorMoveDescMismatch) + 1;
 
 std::string_view featureName(Feature f);
 

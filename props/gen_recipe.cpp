@@ -113,9 +113,11 @@ rc::Gen<Ref> genRef(Pool preferred, unsigned percent) {
       return Pool::Source;
     if (x < 85)
       return Pool::TensorMove;
-    if (x < 95)
+    if (x < 93)
       return Pool::Holder;
-    return Pool::Alias;
+    if (x < 97)
+      return Pool::Alias;
+    return Pool::Unconnected;
   });
   auto back = weighted<uint8_t>({{40, 0}, {25, 1}, {15, 2}, {10, 3}, {10, 4}});
   return rc::gen::apply([](Pool p, uint8_t b) { return Ref{p, b}; }, pool, back);
@@ -266,7 +268,7 @@ rc::Gen<uint32_t> genSwarm(const GenOptions &opts) {
   return rc::gen::map(bits, [families](uint64_t bits) {
     // Each family stays on with probability 3/4 (two random bits per family).
     uint32_t mask = 0;
-    for (unsigned i = 0; i < 11; ++i)
+    for (unsigned i = 0; i < kNumSwarmBits; ++i)
       if (((bits >> (2 * i)) & 3) != 0)
         mask |= 1u << i;
     return mask & families;

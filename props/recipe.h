@@ -41,8 +41,11 @@ enum class Pool : uint8_t {
   Source,      ///< special sources: user inputs, variables, weights, subgraph inputs
   Holder,      ///< outputs of nodes holding subgraphs
   Alias,       ///< outputs aliasing an input: views and in-place writers
+  /// Leave the input slot unconnected (`_`) where the op allows it (ordinary
+  /// ops, calls, branch inputs, continuous ops); elsewhere the same as Any.
+  Unconnected,
 };
-inline constexpr unsigned kNumPools = static_cast<unsigned>(Pool::Alias) + 1;
+inline constexpr unsigned kNumPools = static_cast<unsigned>(Pool::Unconnected) + 1;
 
 /// A reference to an earlier value: `back` counts from the most recent value
 /// of the pool (0 = the newest), modulo the pool's size.
@@ -102,8 +105,11 @@ enum class SwarmBit : uint32_t {
   Reserved = 1u << 8,      ///< _cannot_be_deleted / no_need_constant_folding
   Layout = 1u << 9,        ///< continuous-input ops
   TensorMoveChains = 1u << 10,
+  Unconnected = 1u << 11,  ///< `_` input slots
+  TensorDescs = 1u << 12,  ///< outK.dtype / outK.shape on sources, ops and TensorMoves
 };
-inline constexpr uint32_t kAllSwarmBits = (1u << 11) - 1;
+inline constexpr unsigned kNumSwarmBits = 13;
+inline constexpr uint32_t kAllSwarmBits = (1u << kNumSwarmBits) - 1;
 
 struct Recipe {
   /// Enabled SwarmBits; steps of a disabled family are skipped by the builder.

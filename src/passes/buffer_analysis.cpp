@@ -44,7 +44,8 @@ ModuleIndex::ModuleIndex(const Module &m) : graphs_(m.numGraphs()) {
       } else if (kind == OpKind::Variable) {
         variablePorts_[n.name].push_back({gid, {id, 0}});
       }
-      for (uint32_t k = 0; k < n.numOutputs && kind != OpKind::Variable; ++k)
+      // (Most nodes carry no attribute at all: skip the per-output lookups.)
+      for (uint32_t k = 0; k < n.numOutputs && kind != OpKind::Variable && !n.attrs.empty(); ++k)
         if (const std::string *v = refVarSrcName(n, k))
           variablePorts_[*v].push_back({gid, {id, k}});
       if (kind == OpKind::NetOutput && per.netOutput == kNoNode) {

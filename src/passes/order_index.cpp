@@ -7,6 +7,25 @@
 
 namespace graphvet {
 
+std::optional<std::vector<NodeId>> stableTopoOrder(const Graph &g) {
+  // When every edge goes up in id, a node's predecessors all have smaller
+  // ids, so Kahn's algorithm taking the smallest ready id (topoOrder) emits
+  // the live nodes in id order: no heap needed.
+  for (NodeId n = 0; n < g.capacity(); ++n) {
+    const Node &node = g.node(n);
+    if (!node.alive)
+      continue;
+    for (const auto &cs : node.consumers)
+      for (InPort c : cs)
+        if (c.node <= n)
+          return g.topoOrder();
+    for (NodeId s : node.ctrlOut)
+      if (s <= n)
+        return g.topoOrder();
+  }
+  return g.liveNodes();
+}
+
 OrderIndex::OrderIndex(Graph &g, const std::optional<std::vector<NodeId>> &order) : g_(g) {
   ord_.assign(g.capacity(), UINT32_MAX);
   stamp_.assign(g.capacity(), 0);

@@ -14,6 +14,12 @@
 
 namespace graphvet {
 
+/// Exactly g.topoOrder() (the stable order, ties broken by node id), in
+/// linear time when every edge leads from a lower id to a higher one -- as in
+/// graphs built or parsed in dependency order, where the id order is that
+/// topological order -- and through g.topoOrder() otherwise.
+std::optional<std::vector<NodeId>> stableTopoOrder(const Graph &g);
+
 class OrderIndex {
 public:
   /// Builds the index from `order` (g.topoOrder(), computed by the caller);

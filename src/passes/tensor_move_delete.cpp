@@ -104,6 +104,10 @@ public:
 private:
   OrderIndex &order(GraphId g);
   std::vector<NodeRef> tensorMovesInOrder();
+  /// Ordering questions, answered by the topological index or, with
+  /// naiveReachability, by whole-graph searches (same answers).
+  bool reaches(GraphId g, NodeId from, NodeId to);
+  bool addCtrlEdge(GraphId g, NodeId from, NodeId to, bool *added);
 
   std::string name(GraphId g, NodeId n) const;
   std::string describe(GraphId g, NodeId n) const {
@@ -172,7 +176,7 @@ private:
 OrderIndex &TensorMoveDeleter::order(GraphId g) {
   if (!orders_[g]) {
     if (topo_.size() <= g || !topo_[g])
-      orders_[g] = std::make_unique<OrderIndex>(m_.graph(g), m_.graph(g).topoOrder());
+      orders_[g] = std::make_unique<OrderIndex>(m_.graph(g), stableTopoOrder(m_.graph(g)));
     else
       orders_[g] = std::make_unique<OrderIndex>(m_.graph(g), topo_[g]);
   }
@@ -195,7 +199,7 @@ std::vector<NodeRef> TensorMoveDeleter::tensorMovesInOrder() {
     if (g >= m_.numGraphs() || seen[g] || !m_.graph(g).alive)
       return;
     seen[g] = true;
-    topo_[g] = m_.graph(g).topoOrder();
+    topo_[g] = stableTopoOrder(m_.graph(g));
     stack.push_back({g, topo_[g] ? *topo_[g] : m_.graph(g).liveNodes(), 0});
   };
   if (m_.numGraphs() > 0)
@@ -214,6 +218,29 @@ std::vector<NodeRef> TensorMoveDeleter::tensorMovesInOrder() {
       enter(*it); // pushed in reverse: the first subgraph runs first
   }
   return out;
+}
+
+bool TensorMoveDeleter::reaches(GraphId g, NodeId from, NodeId to) {
+  if (opts_.naiveReachability)
+    return from != to && m_.graph(g).reaches(from, to);
+  return order(g).reaches(from, to);
+}
+
+bool TensorMoveDeleter::addCtrlEdge(GraphId g, NodeId from, NodeId to, bool *added) {
+  if (!opts_.naiveReachability)
+    return order(g).addCtrlEdge(from, to, added);
+  // OrderIndex::addCtrlEdge's contract, with a whole-graph cycle check.
+  *added = false;
+  Graph &graph = m_.graph(g);
+  if (from == to)
+    return false;
+  if (graph.hasCtrlEdge(from, to))
+    return true;
+  if (graph.reaches(to, from))
+    return false;
+  graph.addCtrlEdge(from, to);
+  *added = true;
+  return true;
 }
 
 std::string TensorMoveDeleter::name(GraphId g, NodeId n) const {
@@ -338,6 +365,17 @@ Verdict TensorMoveDeleter::decide(NodeRef t) {
           s.passesOn || passesMemoryOn(m_, index_, t.graph, s.node, slot, opts_.analysisBudget);
     }
 
+  // The reference design checks, for every TensorMove, that relinking its
+  // successors to the producer cannot close a cycle: a whole-graph search
+  // per successor. In an acyclic graph the producer -> copy -> successor
+  // path already makes the answer "no", which is why the index skips it.
+  if (opts_.naiveReachability)
+    for (const SuccInfo &s : succs)
+      if (g.reaches(s.node, tm.inputs[0]->node))
+        return keepFor("cyclic-graph", "successor " + name(t.graph, s.node) +
+                                           " reaches the producer: relinking would close a "
+                                           "cycle");
+
   if (auto keep = checkRule1(t, trace, succs))
     return *keep;
   if (auto keep = checkVariableWriters(t, v, succs))
@@ -437,7 +475,6 @@ std::optional<Verdict> TensorMoveDeleter::checkVariableWriters(NodeRef t, Verdic
   if (!cached->second)
     return keepFor("rule1-variable-writers",
                    "Rule 1: the writers of variable " + var + " exceed the analysis budget");
-  OrderIndex &ord = order(t.graph);
   std::set<NodeId> seen;
   for (NodeRef w : *cached->second) {
     // A writer inside a subgraph is ordered through the node holding it in
@@ -445,12 +482,13 @@ std::optional<Verdict> TensorMoveDeleter::checkVariableWriters(NodeRef t, Verdic
     // TensorMove's own holder as a whole, and so with all its successors.
     while (w.graph != t.graph && m_.graph(w.graph).parentNode != kNoNode)
       w = {m_.graph(w.graph).parentGraph, m_.graph(w.graph).parentNode};
-    if (w.graph != t.graph || !seen.insert(w.node).second || !ord.reaches(t.node, w.node))
+    if (w.graph != t.graph || !seen.insert(w.node).second ||
+        !reaches(t.graph, t.node, w.node))
       continue; // elsewhere, seen, or before the copy: before every successor too
     for (const SuccInfo &succ : succs) {
       if (succ.node == w.node || directlyOrdered(m_.graph(t.graph), succ.node, w.node))
         continue;
-      if (ord.reaches(w.node, succ.node))
+      if (reaches(t.graph, w.node, succ.node))
         return keepFor("rule1-variable-writer-order", "Rule 1: " + name(t.graph, w.node) +
                                                           " writes variable " + var +
                                                           " after the copy and before successor " +
@@ -542,7 +580,6 @@ std::optional<Verdict> TensorMoveDeleter::checkRule3(NodeRef t, Verdict &v,
   // Scenario 5: the producer output also feeds siblings. The TensorMove
   // itself is one of the readers; every check below skips it.
   Graph &g = m_.graph(t.graph);
-  OrderIndex &ord = order(t.graph);
   auto others = [&](SiblingKind k) {
     std::vector<NodeId> nodes;
     for (const auto &[n, count] : siblings.of(k))
@@ -606,7 +643,7 @@ std::optional<Verdict> TensorMoveDeleter::checkRule3(NodeRef t, Verdict &v,
         return keepFor("rule3-successor-is-sibling",
                        "Rule 3: successor " + succName +
                            " writes the copy and also reads the source directly");
-      if (ord.reaches(succ->node, sib))
+      if (reaches(t.graph, succ->node, sib))
         return keepFor("rule3-cycle", "Rule 3: the control edge " + sibName + " -> " + succName +
                                           " would close a cycle");
       v.pending.push_back({sib, succ->node});
@@ -766,7 +803,6 @@ std::optional<Verdict> TensorMoveDeleter::checkRule5(NodeRef t, const SourceTrac
 bool TensorMoveDeleter::apply(NodeRef t, Verdict &v, std::vector<std::string> &added,
                               std::vector<std::string> &moved) {
   Graph &g = m_.graph(t.graph);
-  OrderIndex &ord = order(t.graph);
   const Node &tm = g.node(t.node);
   OutPort producer = *tm.inputs[0];
   std::vector<NodeId> consumers;
@@ -791,7 +827,7 @@ bool TensorMoveDeleter::apply(NodeRef t, Verdict &v, std::vector<std::string> &a
     if (ordered(sib, succ))
       continue; // already ordered directly
     bool isNew = false;
-    if (!ord.addCtrlEdge(sib, succ, &isNew)) {
+    if (!addCtrlEdge(t.graph, sib, succ, &isNew)) {
       rollback();
       v = keepFor("rule3-cycle",
                   "Rule 3: the control edge " + edgeText(sib, succ) + " would close a cycle");
@@ -808,7 +844,7 @@ bool TensorMoveDeleter::apply(NodeRef t, Verdict &v, std::vector<std::string> &a
       if (c == cs || ordered(c, cs))
         continue;
       bool isNew = false;
-      if (!ord.addCtrlEdge(c, cs, &isNew)) {
+      if (!addCtrlEdge(t.graph, c, cs, &isNew)) {
         rollback();
         v = keepFor("ctrl-order-cycle", "moving the control edge " + edgeText(t.node, cs) +
                                             " onto consumer " + name(t.graph, c) +
@@ -855,7 +891,7 @@ bool TensorMoveDeleter::apply(NodeRef t, Verdict &v, std::vector<std::string> &a
     if (a == b || ordered(a, b))
       return;
     bool isNew = false;
-    ord.addCtrlEdge(a, b, &isNew);
+    addCtrlEdge(t.graph, a, b, &isNew);
     if (isNew)
       moved.push_back(edgeText(a, b));
   };

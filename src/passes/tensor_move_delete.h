@@ -31,6 +31,16 @@ struct TensorMoveDeleteOptions {
   /// How many times one TensorMove may be decided (the first visit plus
   /// re-visits after a neighbour was deleted). Bounds the fixpoint.
   unsigned maxVisitsPerTensorMove = 4;
+  /// The reference design's way of answering ordering questions, kept as a
+  /// baseline for `graphvet bench --compare` and for decision-equality
+  /// tests: every "does a path lead from a to b?" (Rule 3, variable writers)
+  /// and every cycle check of a candidate control edge is a whole-graph
+  /// search (Graph::reaches), and each TensorMove gets one more whole-graph
+  /// search (does a successor reach the producer?). Decisions are identical
+  /// to the default, which answers the same questions with a dynamic
+  /// topological index and searches bounded to the nodes ordered between
+  /// the two ends; only the cost differs (quadratic on large graphs).
+  bool naiveReachability = false;
 };
 
 struct TensorMoveDeleteStats {

@@ -139,8 +139,9 @@ TEST(Report, RendersInHeadlessChromium) {
   EXPECT_NE(dom.find("id=\"findings\""), std::string::npos) << dom.substr(0, 2000);
   EXPECT_NE(dom.find("id=\"finding-1\""), std::string::npos);
   EXPECT_NE(dom.find("rv5"), std::string::npos);
-  if (graphvizAvailable())
+  if (graphvizAvailable()) {
     EXPECT_NE(dom.find("<svg"), std::string::npos);
+  }
 }
 
 } // namespace
