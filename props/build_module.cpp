@@ -179,14 +179,14 @@ private:
   AttrMap withDesc(AttrMap attrs, uint8_t variant) const {
     if (!on(SwarmBit::TensorDescs))
       return attrs;
-    switch (variant / 16 % 8) {
-    case 5:
+    switch (variant / 16) {
+    case 13:
       attrs["out0.dtype"] = AttrValue::ofIdent("f16");
       break;
-    case 6:
+    case 14:
       attrs["out0.shape"] = AttrValue::ofList({AttrValue::ofInt(2), AttrValue::ofInt(2)});
       break;
-    case 7:
+    case 15:
       attrs["out0.dtype"] = AttrValue::ofIdent("i32");
       attrs["out0.shape"] = AttrValue::ofList({AttrValue::ofInt(2)});
       break;

@@ -113,9 +113,9 @@ rc::Gen<Ref> genRef(Pool preferred, unsigned percent) {
       return Pool::Source;
     if (x < 85)
       return Pool::TensorMove;
-    if (x < 93)
+    if (x < 92)
       return Pool::Holder;
-    if (x < 97)
+    if (x < 95)
       return Pool::Alias;
     return Pool::Unconnected;
   });

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <vector>
 
 namespace graphvet {
 namespace {
@@ -89,9 +90,24 @@ std::optional<uint32_t> builtIn(std::span<const PortAlias> table, const Node &n,
 } // namespace
 
 const OpInfo &lookupOp(std::string_view type) {
-  for (const OpInfo &op : kOps)
-    if (op.type == type)
-      return op;
+  // Rows bucketed by (length, first character), in table order: most types
+  // are ordinary ops that match no row, and they should not pay a scan of
+  // the whole table (opKind is called for every node a pass looks at).
+  constexpr size_t kBuckets = 64;
+  auto bucketOf = [](std::string_view t) {
+    return (t.size() * 31 + static_cast<unsigned char>(t[0])) % kBuckets;
+  };
+  static const std::array<std::vector<const OpInfo *>, kBuckets> buckets = [&] {
+    std::array<std::vector<const OpInfo *>, kBuckets> b;
+    for (const OpInfo &op : kOps)
+      b[bucketOf(op.type)].push_back(&op);
+    return b;
+  }();
+  if (type.empty())
+    return kOrdinary;
+  for (const OpInfo *op : buckets[bucketOf(type)])
+    if (op->type == type)
+      return *op;
   return kOrdinary;
 }
 
@@ -114,14 +130,20 @@ bool holdsSubgraphs(const Node &n) { return opKind(n) == OpKind::Call || isContr
 bool isVariableSource(const Node &n) { return opKind(n) == OpKind::Variable; }
 bool isWeightSource(const Node &n) { return opKind(n) == OpKind::Weight; }
 
+// Most nodes carry no attribute at all; the attribute-driven behaviour below
+// is skipped for them without building port keys (a hot path of every pass
+// and of the oracle on large graphs).
+
 std::optional<uint32_t> refInput(const Node &n, uint32_t out) {
-  if (n.attr(Node::portKey(true, out, "ref_input")))
+  if (!n.attrs.empty() && n.attr(Node::portKey(true, out, "ref_input")))
     return portIndexAttr(n, out, "ref_input");
   return builtIn(lookupOp(n.type).refOutputs, n, out);
 }
 
 std::optional<uint32_t> viewInput(const Node &n, uint32_t out) {
-  if (const AttrValue *reuse = n.attr(Node::portKey(true, out, "reuse_input"))) {
+  const AttrValue *reuse =
+      n.attrs.empty() ? nullptr : n.attr(Node::portKey(true, out, "reuse_input"));
+  if (reuse) {
     if (!reuse->isBool() || !reuse->asBool())
       return std::nullopt;
     if (!n.attr(Node::portKey(true, out, "reuse_input_index")))
@@ -148,18 +170,22 @@ std::vector<uint32_t> refWrittenInputs(const Node &n) {
 }
 
 bool isInputMutable(const Node &n) {
-  if (const AttrValue *v = n.attr("_input_mutable"))
+  if (const AttrValue *v = n.attrs.empty() ? nullptr : n.attr("_input_mutable"))
     return v->isBool() && v->asBool();
   return lookupOp(n.type).inputMutable;
 }
 
 const std::string *refVarSrcName(const Node &n, uint32_t out) {
+  if (n.attrs.empty())
+    return nullptr;
   if (const std::string *s = n.stringAttr(Node::portKey(true, out, "ref_var_src_var_name")))
     return s;
   return n.stringAttr("ref_var_src_var_name");
 }
 
 bool needsContinuousInput(const Node &n) {
+  if (n.attrs.empty())
+    return false;
   return n.boolAttr("continuous_input") || n.boolAttr("_no_padding_continuous_input");
 }
 

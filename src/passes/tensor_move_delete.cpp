@@ -14,7 +14,9 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -145,15 +147,26 @@ private:
   size_t maxTraceSteps_ = 0;
   TensorMoveDeleteStats stats_;
 
-  // Fixpoint bookkeeping.
+  // Fixpoint bookkeeping, in arrays indexed by each TensorMove's position in
+  // the initial order (its ordinal): constant time per access and no tree
+  // walks over 10^5 entries on large graphs.
+  struct TensorMoveState {
+    unsigned visits = 0;
+    bool queued = false;
+    bool skipped = false;
+    bool decided = false;
+    Outcome outcome = Outcome::Keep;
+    size_t logIndex = SIZE_MAX; ///< position of its remark in the log
+    std::optional<PortRef> keptPort;
+  };
   std::deque<NodeRef> queue_;
-  std::set<NodeRef> queued_;
-  std::map<NodeRef, unsigned> visits_;
-  std::set<NodeRef> skipped_;
+  std::vector<TensorMoveState> state_;
+  /// Per graph, node id -> ordinal (UINT32_MAX for other nodes).
+  std::vector<std::vector<uint32_t>> ordinal_;
+  TensorMoveState *stateOf(NodeRef t);
   /// Kept TensorMoves by the port they read, so a deletion finds the kept
   /// copies of the same producer without scanning its consumers.
   std::map<PortRef, std::set<NodeRef>> keptByPort_;
-  std::map<NodeRef, PortRef> keptPort_;
   void forgetKept(NodeRef t);
 
   // Sibling summaries by producer port, and the kind each summarized slot
@@ -643,6 +656,13 @@ std::optional<Verdict> TensorMoveDeleter::checkRule3(NodeRef t, Verdict &v,
         return keepFor("rule3-successor-is-sibling",
                        "Rule 3: successor " + succName +
                            " writes the copy and also reads the source directly");
+      // A subgraph NetOutput "writes" only because a writer outside the
+      // subgraph receives the memory; an edge to the NetOutput orders nothing
+      // outside the call (found by tensor_move_delete_fuzzer).
+      if (opKind(m_.graph(t.graph).node(succ->node)) == OpKind::NetOutput)
+        return keepFor("rule3-writer-outside-subgraph",
+                       "Rule 3: sibling " + sibName + " reads the memory and " + succName +
+                           " hands it to a writer outside the subgraph");
       if (reaches(t.graph, succ->node, sib))
         return keepFor("rule3-cycle", "Rule 3: the control edge " + sibName + " -> " + succName +
                                           " would close a cycle");
@@ -909,15 +929,22 @@ bool TensorMoveDeleter::apply(NodeRef t, Verdict &v, std::vector<std::string> &a
   return true;
 }
 
+TensorMoveDeleter::TensorMoveState *TensorMoveDeleter::stateOf(NodeRef t) {
+  if (t.graph >= ordinal_.size() || t.node >= ordinal_[t.graph].size())
+    return nullptr;
+  uint32_t i = ordinal_[t.graph][t.node];
+  return i == UINT32_MAX ? nullptr : &state_[i];
+}
+
 void TensorMoveDeleter::forgetKept(NodeRef t) {
-  auto it = keptPort_.find(t);
-  if (it == keptPort_.end())
+  TensorMoveState *st = stateOf(t);
+  if (!st || !st->keptPort)
     return;
-  auto set = keptByPort_.find(it->second);
+  auto set = keptByPort_.find(*st->keptPort);
   set->second.erase(t);
   if (set->second.empty())
     keptByPort_.erase(set);
-  keptPort_.erase(it);
+  st->keptPort.reset();
 }
 
 void TensorMoveDeleter::requeueNeighbours(NodeRef t, OutPort producer,
@@ -944,41 +971,49 @@ void TensorMoveDeleter::requeueNeighbours(NodeRef t, OutPort producer,
     candidates.push_back({s.graph, s.slot.node});
   for (const NodeRef &c : candidates) {
     const Node &n = m_.graph(c.graph).node(c.node);
-    if (!n.alive || !isTensorMove(n) || queued_.count(c) || skipped_.count(c))
+    if (!n.alive || !isTensorMove(n))
       continue;
-    auto v = visits_.find(c);
-    if (v == visits_.end())
+    TensorMoveState *st = stateOf(c);
+    if (!st || st->queued || st->skipped)
+      continue;
+    if (st->visits == 0)
       continue; // not decided yet: already queued
-    if (v->second >= opts_.maxVisitsPerTensorMove) {
+    if (st->visits >= opts_.maxVisitsPerTensorMove) {
       forgetKept(c); // out of visits: never a candidate again
       continue;
     }
     queue_.push_back(c);
-    queued_.insert(c);
+    st->queued = true;
   }
 }
 
 TensorMoveDeleteStats TensorMoveDeleter::run(std::vector<Remark> *remarks) {
   std::vector<NodeRef> all = tensorMovesInOrder();
   stats_.tensorMoves = static_cast<int64_t>(all.size());
-  for (const NodeRef &t : all) {
-    queue_.push_back(t);
-    queued_.insert(t);
+  state_.assign(all.size(), TensorMoveState{});
+  ordinal_.assign(m_.numGraphs(), {});
+  for (uint32_t i = 0; i < all.size(); ++i) {
+    auto &ids = ordinal_[all[i].graph];
+    if (ids.empty())
+      ids.assign(m_.graph(all[i].graph).capacity(), UINT32_MAX);
+    ids[all[i].node] = i;
+    queue_.push_back(all[i]);
+    state_[i].queued = true;
   }
   // One remark per TensorMove: a re-decision replaces the earlier one and
   // moves it to the end (remarks come out in the order of final decisions).
   std::vector<std::optional<Remark>> log;
-  std::map<NodeRef, size_t> logIndex;
-  std::map<NodeRef, Outcome> finalOutcome;
+  log.reserve(all.size());
 
   while (!queue_.empty()) {
     NodeRef t = queue_.front();
     queue_.pop_front();
-    queued_.erase(t);
+    TensorMoveState &st = *stateOf(t);
+    st.queued = false;
     Graph &g = m_.graph(t.graph);
     if (!g.node(t.node).alive)
       continue;
-    ++visits_[t];
+    ++st.visits;
     forgetKept(t);
     Remark remark;
     remark.pass = std::string(kTensorMoveDeleteName);
@@ -1015,31 +1050,34 @@ TensorMoveDeleteStats TensorMoveDeleter::run(std::vector<Remark> *remarks) {
       remark.rule = v.rule;
       remark.message = remark.decision + " " + tmName + ": " + v.reason;
     }
-    finalOutcome[t] = remark.decision == "deleted"   ? Outcome::Delete
-                      : remark.decision == "skipped" ? Outcome::Skip
-                                                     : Outcome::Keep;
-    if (finalOutcome[t] == Outcome::Skip)
-      skipped_.insert(t);
-    if (finalOutcome[t] == Outcome::Keep && g.node(t.node).inputs.size() == 1 &&
+    st.decided = true;
+    st.outcome = remark.decision == "deleted"   ? Outcome::Delete
+                 : remark.decision == "skipped" ? Outcome::Skip
+                                                : Outcome::Keep;
+    if (st.outcome == Outcome::Skip)
+      st.skipped = true;
+    if (st.outcome == Outcome::Keep && g.node(t.node).inputs.size() == 1 &&
         g.node(t.node).inputs[0]) {
       PortRef port{t.graph, *g.node(t.node).inputs[0]};
       keptByPort_[port].insert(t);
-      keptPort_[t] = port;
+      st.keptPort = port;
     }
     // A re-visit that reaches the same conclusion keeps the remark where it
     // was; a changed decision moves to the end (the order of final decisions).
-    if (auto it = logIndex.find(t); it != logIndex.end()) {
-      if (log[it->second]->message == remark.message)
+    if (st.logIndex != SIZE_MAX) {
+      if (log[st.logIndex]->message == remark.message)
         continue;
-      log[it->second].reset();
+      log[st.logIndex].reset();
     }
-    logIndex[t] = log.size();
+    st.logIndex = log.size();
     log.push_back(std::move(remark));
   }
-  for (const auto &[t, outcome] : finalOutcome) {
-    if (outcome == Outcome::Delete)
+  for (const TensorMoveState &st : state_) {
+    if (!st.decided)
+      continue;
+    if (st.outcome == Outcome::Delete)
       ++stats_.deleted;
-    else if (outcome == Outcome::Skip)
+    else if (st.outcome == Outcome::Skip)
       ++stats_.skipped;
   }
   stats_.kept = stats_.tensorMoves - stats_.deleted;
