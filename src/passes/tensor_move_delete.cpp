@@ -332,15 +332,6 @@ Verdict TensorMoveDeleter::decide(NodeRef t) {
   }
   if (tm.inputs.size() != 1 || !tm.inputs[0])
     return keepFor("malformed-tensor-move", "it does not have exactly one connected input");
-  // A copy whose output tensor description has another byte size than its
-  // input's is a resize, not a redundant copy: consumers would read a
-  // different number of bytes after relinking.
-  {
-    const Node &producer = g.node(tm.inputs[0]->node);
-    if (outputBytes(tm, 0) != outputBytes(producer, tm.inputs[0]->index))
-      return keepFor("tensor-desc-mismatch",
-                     "its output tensor description differs in size from its input's");
-  }
   for (uint32_t k = 1; k < tm.numOutputs; ++k)
     if (!tm.consumers[k].empty())
       return keepFor("malformed-tensor-move",
@@ -355,6 +346,17 @@ Verdict TensorMoveDeleter::decide(NodeRef t) {
   Verdict v;
   v.trace = traceSource(m_, index_, t.graph, *tm.inputs[0], maxTraceSteps_);
   const SourceTrace &trace = v.trace;
+
+  // A copy whose output has another byte size than the buffer it copies is a
+  // resize, not a redundant copy: consumers would read a different number of
+  // bytes after relinking. The buffer is the traced source's (a ref or view
+  // output declares its own description but shares its input's memory).
+  if (!trace.steps.empty()) {
+    const TraceStep &src = trace.steps.back();
+    if (outputBytes(tm, 0) != outputBytes(m_.graph(src.graph).node(src.port.node), src.port.index))
+      return keepFor("tensor-desc-mismatch",
+                     "its output tensor description differs in size from its input's");
+  }
 
   // The successors, each explored forward once (the effective class of what
   // happens to the memory handed to it, through views and subgraphs).
