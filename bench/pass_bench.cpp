@@ -15,15 +15,6 @@ namespace {
 
 using namespace graphvet;
 
-/// Selects the naive variant. (Written against the option's name only when
-/// it exists: TEMPORARY until TensorMoveDeleteOptions::naiveReachability lands.)
-template <typename O> void selectNaive(O &o, bool naive) {
-  if constexpr (requires { o.naiveReachability; })
-    o.naiveReachability = naive;
-  else
-    (void)naive;
-}
-
 /// One model per size, built once and copied per iteration.
 const Module &model(size_t nodes) {
   static std::map<size_t, std::unique_ptr<Module>> cache;
@@ -40,7 +31,7 @@ const Module &model(size_t nodes) {
 void runPass(benchmark::State &state, bool naive) {
   const Module &base = model(static_cast<size_t>(state.range(0)));
   TensorMoveDeleteOptions options;
-  selectNaive(options, naive);
+  options.naiveReachability = naive;
   TensorMoveDeleteStats stats;
   for (auto _ : state) {
     state.PauseTiming();

@@ -379,8 +379,9 @@ bool validateOriginal(OriginalState &o, const Module &m, const CheckOptions &opt
     }
     if (e.budgetExceeded()) {
       r.verdict = Verdict::Inconclusive;
-      r.reason =
-          fmt::format("the original exceeds the interpreter's step budget ({} steps)", kStepBudget);
+      r.reason = fmt::format("the original exceeds the interpreter's budget ({} steps, {} MiB of "
+                             "buffers)",
+                             kStepBudget, kMaxArenaBytes >> 20);
       return false;
     }
     for (const RunOutcome *run : {&e.run1, &e.run2})
@@ -693,7 +694,8 @@ CheckResult refine(const Module &original, const Module &optimized, const CheckO
     ExperimentResult eb = b.interp->experiment(stateSeed(opts.seed, s));
     if (eb.budgetExceeded() && !eb.crashed()) {
       inconclusive.push_back(fmt::format(
-          "the optimized graph exceeds the interpreter's step budget ({} steps)", kStepBudget));
+          "the optimized graph exceeds the interpreter's budget ({} steps, {} MiB of buffers)",
+          kStepBudget, kMaxArenaBytes >> 20));
       break;
     }
     std::vector<Violation> found;

@@ -101,7 +101,8 @@ struct Interpreter::Impl {
 
   // Machine state.
   std::vector<uint8_t> mem;
-  std::vector<uint32_t> offset;
+  std::vector<uint64_t> offset;
+  bool tooLarge = false; ///< the buffers exceed kMaxArenaBytes: nothing runs
   std::vector<BufferId> dyn;
   uint64_t stepsRun = 0;
   std::vector<WeightWrite> weightWrites;
@@ -114,14 +115,16 @@ struct Interpreter::Impl {
   std::vector<BufferId> scribbled;
 
   Impl(const Module &mod, const MemoryPlan &p, const InlinedModule &i) : m(mod), plan(p), inl(i) {
-    uint32_t total = 0;
+    uint64_t total = 0;
     offset.reserve(plan.buffers().size());
     for (BufferId b = 0; b < plan.buffers().size(); ++b) {
       offset.push_back(total);
       total += plan.buffers()[b].size;
       byKind[static_cast<int>(plan.buffers()[b].kind)].push_back(b);
     }
-    mem.assign(total, 0);
+    tooLarge = total > kMaxArenaBytes;
+    if (!tooLarge)
+      mem.assign(total, 0);
     for (auto &list : byKind)
       std::sort(list.begin(), list.end(), [&](BufferId a, BufferId b) {
         const BufferInfo &x = plan.buffers()[a], &y = plan.buffers()[b];
@@ -246,6 +249,8 @@ struct Interpreter::Impl {
   }
 
   void fillState(uint64_t seed) {
+    if (tooLarge)
+      return;
     std::fill(mem.begin(), mem.end(), 0);
     for (int k = 0; k < 4; ++k) // every kind but Fresh
       for (BufferId b : byKind[k])
@@ -253,6 +258,8 @@ struct Interpreter::Impl {
   }
 
   void refillInputs(uint64_t seed) {
+    if (tooLarge)
+      return;
     for (BufferId b : byKind[static_cast<int>(BufferKind::UserInput)])
       fillBuffer(b, seed);
     for (BufferId b : byKind[static_cast<int>(BufferKind::CallerMemory)])
@@ -478,6 +485,10 @@ struct Interpreter::Impl {
 
   RunOutcome run(const DomainOrders &orders) {
     RunOutcome out;
+    if (tooLarge) {
+      out.budgetExceeded = true;
+      return out;
+    }
     dyn.assign(plan.ports().size(), kNoBuffer);
     stepsRun = 0;
     weightWrites.clear();

@@ -75,6 +75,9 @@ using DomainOrders = std::vector<std::vector<StepIndex>>;
 /// Largest number of step executions in one run; beyond it the run stops
 /// with budgetExceeded (a check turns that into `inconclusive`).
 inline constexpr uint64_t kStepBudget = uint64_t{1} << 20;
+/// Largest total of buffer bytes the interpreter allocates; a bigger module
+/// is not run (every run reports budgetExceeded).
+inline constexpr uint64_t kMaxArenaBytes = uint64_t{256} << 20;
 
 class Interpreter {
 public:

@@ -329,67 +329,105 @@ private:
     into.swap(merged);
   }
 
-  void resolve(PortId self) {
-    if (state_[self] == kDone)
-      return;
-    if (state_[self] == kInProgress) {
-      // A cycle of aliases (only possible in a cyclic or malformed module):
-      // break it with a fresh buffer so analysis can go on.
-      PortPlan &pp = p_.ports_[self];
-      error(fmt::format("{}: its buffer binding is cyclic", portName(pp)));
-      pp.rule = BindRule::Own;
-      pp.aliasOf = kNoPort;
-      pp.own = newBuffer(BufferKind::Fresh, "fresh:" + portName(pp), {}, 0);
-      pp.root = self;
-      pp.candidates = {pp.own};
-      state_[self] = kDone;
-      return;
+  /// The branch results an If/Case output may take (ports in the branches).
+  std::vector<PortId> branchResults(const PortPlan &pp) {
+    std::vector<PortId> out;
+    const Node &node = m_.graph(pp.graph).node(pp.node);
+    for (GraphId sub : node.subgraphs) {
+      auto res = subgraphResult(sub, pp.index);
+      if (!res)
+        continue;
+      const Node &netOutput = m_.graph(sub).node(res->first);
+      if (!netOutput.inputs[res->second])
+        continue;
+      PortId src = p_.portId(sub, *netOutput.inputs[res->second]);
+      if (src != kNoPort)
+        out.push_back(src);
     }
-    state_[self] = kInProgress;
-    bindPort(self);
+    return out;
+  }
+
+  /// Ports whose binding must be final before this one's.
+  std::vector<PortId> dependencies(PortId self) {
+    const PortPlan &pp = p_.ports_[self];
+    if (pp.rule == BindRule::Alias)
+      return {pp.aliasOf};
+    if (pp.rule == BindRule::Dynamic)
+      return branchResults(pp);
+    return {};
+  }
+
+  /// A cycle of aliases (only possible in a cyclic or malformed module):
+  /// break it with a fresh buffer so the analysis can go on.
+  void breakCycle(PortId self) {
+    PortPlan &pp = p_.ports_[self];
+    error(fmt::format("{}: its buffer binding is cyclic", portName(pp)));
+    pp.rule = BindRule::Own;
+    pp.aliasOf = kNoPort;
+    pp.own = newBuffer(BufferKind::Fresh, "fresh:" + portName(pp), {}, 0);
+    pp.root = self;
+    pp.candidates = {pp.own};
+  }
+
+  /// Root and candidates, once every dependency is final.
+  void finish(PortId self) {
     PortPlan &pp = p_.ports_[self];
     switch (pp.rule) {
     case BindRule::Own:
       pp.root = self;
       pp.candidates = {pp.own};
       break;
-    case BindRule::Alias: {
-      PortId src = pp.aliasOf;
-      resolve(src);
-      PortPlan &me = p_.ports_[self];
-      if (state_[self] == kDone) // the cycle breaker rebound us
-        return;
-      me.root = p_.ports_[src].root;
-      me.candidates = p_.ports_[src].candidates;
+    case BindRule::Alias:
+      pp.root = p_.ports_[pp.aliasOf].root;
+      pp.candidates = p_.ports_[pp.aliasOf].candidates;
       break;
-    }
     case BindRule::Dynamic: {
-      const Node &node = m_.graph(pp.graph).node(pp.node);
       std::vector<BufferId> cands;
       if (pp.own != kNoBuffer)
         cands.push_back(pp.own);
-      for (GraphId sub : node.subgraphs) {
-        auto res = subgraphResult(sub, pp.index);
-        if (!res)
-          continue;
-        const Node &out = m_.graph(sub).node(res->first);
-        if (!out.inputs[res->second])
-          continue;
-        PortId src = p_.portId(sub, *out.inputs[res->second]);
-        if (src == kNoPort)
-          continue;
-        resolve(src);
+      for (PortId src : branchResults(pp))
         unite(cands, p_.ports_[src].candidates);
-      }
-      if (state_[self] == kDone)
-        return;
-      PortPlan &me = p_.ports_[self];
-      me.root = self;
-      me.candidates = std::move(cands);
+      pp.root = self;
+      pp.candidates = std::move(cands);
       break;
     }
     }
-    state_[self] = kDone;
+  }
+
+  /// Depth-first with an explicit stack: alias chains can be as long as the
+  /// graph (a chain of views), far deeper than the call stack allows. The
+  /// ports in progress are exactly the current path, so meeting one again
+  /// is a cycle.
+  void resolve(PortId start) {
+    std::vector<PortId> stack{start};
+    while (!stack.empty()) {
+      PortId self = stack.back();
+      if (state_[self] == kDone) {
+        stack.pop_back();
+        continue;
+      }
+      if (state_[self] == kUnvisited) {
+        state_[self] = kInProgress;
+        bindPort(self);
+        bool cyclic = false;
+        for (PortId d : dependencies(self)) {
+          if (state_[d] == kInProgress)
+            cyclic = true;
+          else if (state_[d] == kUnvisited)
+            stack.push_back(d);
+        }
+        if (cyclic) {
+          breakCycle(self);
+          state_[self] = kDone;
+          stack.pop_back();
+        }
+        continue;
+      }
+      // Back at a port in progress: everything it depends on is final.
+      finish(self);
+      state_[self] = kDone;
+      stack.pop_back();
+    }
   }
 };
 

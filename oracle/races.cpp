@@ -10,12 +10,15 @@
 
 namespace graphvet::oracle {
 
-Reachability::Reachability(const Domain &d) {
+Reachability::Reachability(const Domain &d) : d_(d) {
   size_t n = d.steps.size();
-  words_ = (n + 63) / 64;
-  bits_.assign(n * words_, 0);
   if (d.reference.size() != n)
     return; // cyclic: no closure (callers check acyclicity first)
+  dense_ = n <= kDenseSteps;
+  if (!dense_)
+    return;
+  words_ = (n + 63) / 64;
+  bits_.assign(n * words_, 0);
   for (auto it = d.reference.rbegin(); it != d.reference.rend(); ++it) {
     StepIndex s = *it;
     uint64_t *row = bits_.data() + s * words_;
@@ -26,6 +29,28 @@ Reachability::Reachability(const Domain &d) {
         row[w] |= other[w];
     }
   }
+}
+
+bool Reachability::reaches(StepIndex a, StepIndex b) const {
+  if (dense_)
+    return (bits_[a * words_ + b / 64] >> (b % 64)) & 1;
+  if (cachedSource_ != a) {
+    cachedSource_ = a;
+    cachedReach_.assign(d_.steps.size(), false);
+    std::vector<StepIndex> work(d_.succ[a].begin(), d_.succ[a].end());
+    for (StepIndex t : work)
+      cachedReach_[t] = true;
+    while (!work.empty()) {
+      StepIndex s = work.back();
+      work.pop_back();
+      for (StepIndex t : d_.succ[s])
+        if (!cachedReach_[t]) {
+          cachedReach_[t] = true;
+          work.push_back(t);
+        }
+    }
+  }
+  return cachedReach_[b];
 }
 
 size_t RaceAnalysis::numRaces() const {

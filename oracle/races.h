@@ -15,19 +15,24 @@
 
 namespace graphvet::oracle {
 
-/// Transitive closure of one domain's ordering edges.
+/// Transitive closure of one domain's ordering edges: a bitset row per step
+/// for domains up to kDenseSteps steps; beyond that (the rows would need
+/// too much memory) a search per source, cached for the last source asked.
 class Reachability {
 public:
+  static constexpr size_t kDenseSteps = 16384;
   explicit Reachability(const Domain &d);
   /// True when a path of edges leads from `a` to `b` (a != b).
-  bool reaches(StepIndex a, StepIndex b) const {
-    return (bits_[a * words_ + b / 64] >> (b % 64)) & 1;
-  }
+  bool reaches(StepIndex a, StepIndex b) const;
   bool ordered(StepIndex a, StepIndex b) const { return reaches(a, b) || reaches(b, a); }
 
 private:
+  const Domain &d_;
+  bool dense_ = false;
   size_t words_ = 0;
   std::vector<uint64_t> bits_;
+  mutable StepIndex cachedSource_ = kNoStep;
+  mutable std::vector<bool> cachedReach_;
 };
 
 /// Two steps of one domain that access a common buffer, at least one writing.

@@ -36,12 +36,14 @@ bool intersects(const BufSet &a, const BufSet &b) {
   return false;
 }
 
-constexpr uint8_t poolBit(Pool p) { return static_cast<uint8_t>(1u << static_cast<unsigned>(p)); }
+constexpr uint8_t poolBit(Pool p) {
+  return static_cast<uint8_t>(1u << static_cast<unsigned>(p));
+}
 
 struct Value {
   OutPort port;
-  BufSet bufs; ///< empty for an unconnected slot or what only aliases one
-  uint8_t pools = 0; ///< Pool bits besides Any
+  BufSet bufs;              ///< empty for an unconnected slot or what only aliases one
+  uint8_t pools = 0;        ///< Pool bits besides Any
   bool unconnected = false; ///< an input slot left `_`
 };
 
@@ -81,6 +83,7 @@ private:
 struct Variable {
   std::string name;
   uint32_t buffer;
+  AttrMap desc; ///< the variable's out0.dtype / out0.shape, if any
 };
 
 /// The state of one graph under construction.
@@ -90,8 +93,8 @@ struct Level {
   std::vector<Value> values;
   std::vector<Value> parentInputs;
   std::vector<Variable> variables; ///< variables visible here (own and ancestors')
-  std::vector<Access> access; ///< by buffer id
-  Effects touched; ///< every access made at this level, nested units included
+  std::vector<Access> access;      ///< by buffer id
+  Effects touched;                 ///< every access made at this level, nested units included
   NodeId pendingCtrlFrom = kNoNode;
 };
 
@@ -430,7 +433,7 @@ private:
   }
 
   void emitUserInput(Level &L, uint8_t variant) {
-    static const char *const kTypes[] = {"Data", "Data", "Data",     "Data",
+    static const char *const kTypes[] = {"Data", "Data",     "Data",    "Data",
                                          "Data", "AippData", "AnnData", "Data"};
     const char *type = kTypes[variant % 8];
     if (variant % 8 == 7) {
@@ -446,9 +449,9 @@ private:
   void emitVariable(Level &L, uint8_t variant) {
     static const char *const kTypes[] = {"Variable", "VariableV2", "RefData"};
     uint32_t buf = newBuffer(BufKind::Variable);
-    NodeId id = emitSource(L, kTypes[variant % 3], "var", buf, withDesc({}, variant),
-                           poolBit(Pool::Source));
-    L.variables.push_back({graph(L).node(id).name, buf});
+    AttrMap desc = withDesc({}, variant);
+    NodeId id = emitSource(L, kTypes[variant % 3], "var", buf, desc, poolBit(Pool::Source));
+    L.variables.push_back({graph(L).node(id).name, buf, desc});
   }
 
   /// Some value of the level, creating a source when there is none.
@@ -474,8 +477,8 @@ private:
     SwarmBit family = familyOf(s.kind, always);
     if (!always && !on(family))
       return;
-    bool holder = s.kind == StepKind::Call || s.kind == StepKind::If ||
-                  s.kind == StepKind::Case || s.kind == StepKind::While;
+    bool holder = s.kind == StepKind::Call || s.kind == StepKind::If || s.kind == StepKind::Case ||
+                  s.kind == StepKind::While;
     if (holder && L.depth + 1 >= kMaxBuildDepth)
       return stepCompute(L, s);
     switch (s.kind) {
@@ -486,8 +489,7 @@ private:
     case StepKind::Variable:
       return emitVariable(L, s.variant);
     case StepKind::Weight: {
-      static const char *const kTypes[] = {"Const", "Constant", "ConstPlaceHolder",
-                                           "FileConstant"};
+      static const char *const kTypes[] = {"Const", "Constant", "ConstPlaceHolder", "FileConstant"};
       AttrMap attrs;
       if (s.variant % 4 == 3)
         attrs["file_path"] = AttrValue::ofString("weights/w" + std::to_string(counter_) + ".bin");
@@ -572,7 +574,9 @@ private:
     if (s.flags & 1)
       if (auto v = pick(L, refAt(s, 0)))
         ins.push_back(*v);
-    AttrMap attrs;
+    // The output is bound to the variable's buffer: it declares the same
+    // tensor description, so the buffer has one size.
+    AttrMap attrs = var.desc;
     attrs[(s.flags & 2) ? "ref_var_src_var_name" : "out0.ref_var_src_var_name"] =
         AttrValue::ofString(var.name);
     emit(L, kTypes[s.variant % 3], "rv", ins, attrs, std::nullopt, poolBit(Pool::Source));
@@ -580,8 +584,9 @@ private:
 
   void stepTensorMove(Level &L, const Step &s) {
     Value in = pick(L, refAt(s, 0)).value_or(anyValue(L));
-    const char *type = s.variant % 10 == 8 ? "MemcpyAsync" : s.variant % 10 == 9 ? "Identity"
-                                                                                  : "TensorMove";
+    const char *type = s.variant % 10 == 8   ? "MemcpyAsync"
+                       : s.variant % 10 == 9 ? "Identity"
+                                             : "TensorMove";
     AttrMap attrs;
     if (on(SwarmBit::Reserved)) {
       switch (s.flags % 8) {
@@ -671,9 +676,9 @@ private:
       ins.push_back(value.value_or(*target));
     if (value)
       ins.push_back(*value);
-    static const char *const kTypes[] = {"Assign",          "Assign",        "AssignAdd",
-                                         "AssignSub",       "ScatterUpdate", "ScatterNdUpdate",
-                                         "ScatterAdd",      "InplaceUpdate"};
+    static const char *const kTypes[] = {"Assign",     "Assign",        "AssignAdd",
+                                         "AssignSub",  "ScatterUpdate", "ScatterNdUpdate",
+                                         "ScatterAdd", "InplaceUpdate"};
     AttrMap attrs;
     if (v == 7)
       attrs["out0.ref_input"] = AttrValue::ofInt(0);
@@ -712,8 +717,11 @@ private:
     for (size_t p = 0; p < parentInputs.size(); ++p) {
       NodeId d = addNode(L, "Data", fresh("arg"), {}, std::nullopt);
       graph(L).node(d).attrs["_parent_node_index"] = AttrValue::ofInt(static_cast<int64_t>(p));
-      Value v{{d, 0}, parentInputs[p].bufs,
-              static_cast<uint8_t>(parentInputs[p].pools | poolBit(Pool::Source))};
+      // A Data whose parent input is unconnected gets a buffer of its own
+      // (the memory plan's fallback), shared by everything that aliases it.
+      BufSet bufs =
+          parentInputs[p].unconnected ? BufSet{newBuffer(BufKind::Fresh)} : parentInputs[p].bufs;
+      Value v{{d, 0}, bufs, static_cast<uint8_t>(parentInputs[p].pools | poolBit(Pool::Source))};
       L.values.push_back(v);
       L.parentInputs.push_back(v);
     }
@@ -771,7 +779,9 @@ private:
     for (Value &v : pickAll(L, s.refs, 1, 2))
       ins.push_back(std::move(v));
     unsigned v = s.variant % 6;
-    const char *type = isIf ? (v == 4 ? "StatelessIf" : v == 5 ? "_If" : "If")
+    const char *type = isIf ? (v == 4   ? "StatelessIf"
+                               : v == 5 ? "_If"
+                                        : "If")
                             : (v >= 4 ? "StatelessCase" : "Case");
     size_t numBranches = isIf ? 2 : std::clamp<size_t>(s.bodies.size(), 2, 3);
     size_t numResults = std::clamp<size_t>(bodyAt(s, 0).outputs.size(), 1, 3);
@@ -780,7 +790,8 @@ private:
     Effects touched;
     std::vector<BufSet> outs(numResults);
     for (size_t b = 0; b < numBranches; ++b) {
-      std::string sub = name + (isIf ? (b == 0 ? "_then" : "_else") : "_branch" + std::to_string(b));
+      std::string sub =
+          name + (isIf ? (b == 0 ? "_then" : "_else") : "_branch" + std::to_string(b));
       auto r = buildSubgraph(L, h, sub, bodyAt(s, b), ins, numResults, true);
       touched.merge(r.touched);
       for (size_t k = 0; k < numResults; ++k)
@@ -834,8 +845,9 @@ private:
     if (out.mode != OptionMode::Absent) {
       std::string text;
       if (out.mode == OptionMode::Malformed) {
-        static const char *const kBad[] = {"0,x", "0;0", "-1,0", "0,0|", "0 0", "0,0,0", "1|2",
-                                           "a", "0,,1", "99999999999999999999999,0"};
+        static const char *const kBad[] = {
+            "0,x",   "0;0", "-1,0", "0,0|", "0 0",
+            "0,0,0", "1|2", "a",    "0,,1", "99999999999999999999999,0"};
         text = kBad[out.malformedVariant % 10];
       } else {
         const char *sep = out.malformedVariant % 2 ? " | " : "|";
@@ -882,18 +894,35 @@ size_t countBody(const Body &b) {
 
 } // namespace
 
-Module buildModule(const Recipe &recipe) { return Builder(recipe).build(); }
+Module buildModule(const Recipe &recipe) {
+  return Builder(recipe).build();
+}
 
 const char *stepKindName(StepKind k) {
-  static const char *const kNames[] = {
-      "compute", "user-input", "variable", "weight", "ref-var-source", "tensor-move",
-      "tensor-move-chain", "view", "multi-alias-ref-op", "ref-write", "scope-write",
-      "continuous", "call", "if", "case", "while", "ctrl-edge"};
+  static const char *const kNames[] = {"compute",
+                                       "user-input",
+                                       "variable",
+                                       "weight",
+                                       "ref-var-source",
+                                       "tensor-move",
+                                       "tensor-move-chain",
+                                       "view",
+                                       "multi-alias-ref-op",
+                                       "ref-write",
+                                       "scope-write",
+                                       "continuous",
+                                       "call",
+                                       "if",
+                                       "case",
+                                       "while",
+                                       "ctrl-edge"};
   auto i = static_cast<unsigned>(k);
   return i < kNumStepKinds ? kNames[i] : "unknown";
 }
 
-size_t countSteps(const Recipe &r) { return countBody(r.root); }
+size_t countSteps(const Recipe &r) {
+  return countBody(r.root);
+}
 
 void showValue(const Recipe &r, std::ostream &os) {
   os << "\n" << printModule(buildModule(r));

@@ -36,7 +36,9 @@ struct Failure {
   std::string classKey() const { return kind + "|" + rules; }
 };
 
-std::string hex64(uint64_t v) { return fmt::format("{:016x}", v); }
+std::string hex64(uint64_t v) {
+  return fmt::format("{:016x}", v);
+}
 
 uint64_t fnv1a(std::string_view s) {
   uint64_t h = 1469598103934665603ull;
@@ -139,8 +141,8 @@ Finding shrinkFailure(const CampaignOptions &opts, const Failure &f) {
   Interesting interesting = interestingFor(opts, f.kind, out.seed);
 
   RecipeShrinkResult shrunk = shrinkRecipe(
-      start, [&](const Recipe &r) { return interesting(buildModule(r)); },
-      opts.recipeShrinkBudget, opts.stop);
+      start, [&](const Recipe &r) { return interesting(buildModule(r)); }, opts.recipeShrinkBudget,
+      opts.stop);
   ReduceOptions ro;
   ro.maxEvaluations = opts.reduceBudget;
   ro.stop = opts.stop;
@@ -350,8 +352,8 @@ CampaignResult runCampaign(const CampaignOptions &opts) {
     double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
     if (opts.seconds && elapsed >= *opts.seconds)
       timeUp = true;
-    if (opts.progress &&
-        std::chrono::duration<double>(Clock::now() - lastProgress).count() >= opts.progressInterval) {
+    if (opts.progress && std::chrono::duration<double>(Clock::now() - lastProgress).count() >=
+                             opts.progressInterval) {
       lastProgress = Clock::now();
       CampaignStats s = snapshot();
       shownCases = s.cases;
@@ -391,9 +393,8 @@ CampaignResult runCampaign(const CampaignOptions &opts) {
   std::sort(selected.begin(), selected.end(),
             [](const Failure &a, const Failure &b) { return a.index < b.index; });
   for (const auto &members : classes)
-    if (std::none_of(selected.begin(), selected.end(), [&](const Failure &f) {
-          return f.classKey() == members.front()->classKey();
-        }))
+    if (std::none_of(selected.begin(), selected.end(),
+                     [&](const Failure &f) { return f.classKey() == members.front()->classKey(); }))
       result.unshrunkFailures += members.size();
 
   std::vector<Finding> shrunk(selected.size());

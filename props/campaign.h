@@ -71,10 +71,10 @@ inline constexpr uint64_t kFeatureSample = 8;
 struct CampaignStats {
   uint64_t cases = 0;
   uint64_t sound = 0;
-  uint64_t violations = 0;   ///< cases whose pipeline result is a violation
+  uint64_t violations = 0; ///< cases whose pipeline result is a violation
   uint64_t inconclusive = 0;
-  uint64_t invalid = 0;      ///< generated originals the oracle rejects (a generator bug)
-  uint64_t tensorMoves = 0;  ///< TensorMoves seen by the pass
+  uint64_t invalid = 0;     ///< generated originals the oracle rejects (a generator bug)
+  uint64_t tensorMoves = 0; ///< TensorMoves seen by the pass
   uint64_t deleted = 0;
   uint64_t kept = 0;
   /// Remarks by "decision:rule" (e.g. "deleted:scenario1", "kept:rule4-conflict").
@@ -92,17 +92,17 @@ struct Finding {
   std::string rules;     ///< rules of the deletions in the shrunk case, '+'-joined, or "none"
   std::string signature; ///< shape signature of the shrunk original
   uint64_t caseIndex = 0;
-  uint64_t seed = 0;     ///< case seed: `graphvet fuzz --seed <seed> --cases 1` redraws it
+  uint64_t seed = 0; ///< case seed: `graphvet fuzz --seed <seed> --cases 1` redraws it
   size_t nodesBefore = 0, nodesAfter = 0;
-  unsigned shrinkSteps = 0;   ///< accepted recipe shrinks + IR edits
-  unsigned duplicates = 0;    ///< other failing cases that shrank to the same finding
+  unsigned shrinkSteps = 0; ///< accepted recipe shrinks + IR edits
+  unsigned duplicates = 0;  ///< other failing cases that shrank to the same finding
   bool confirmedWithZ3 = false;
   std::string original;  ///< the shrunk original, printed
   std::string optimized; ///< what the pipeline made of it, printed
   oracle::CheckResult result;
-  std::string replay;    ///< command replaying the saved file
-  std::string fileName;  ///< base name, e.g. "value-scenario1-1a2b3c4d.graph"
-  std::string path;      ///< where it was written ("" if not written)
+  std::string replay;   ///< command replaying the saved file
+  std::string fileName; ///< base name, e.g. "value-scenario1-1a2b3c4d.graph"
+  std::string path;     ///< where it was written ("" if not written)
   /// The file content: header comments then the original.
   std::string fileText() const;
 };

@@ -104,7 +104,9 @@ bool writesSlot(const Node &n, uint32_t slot) {
 
 } // namespace
 
-std::string_view featureName(Feature f) { return kFeatureNames[static_cast<size_t>(f)]; }
+std::string_view featureName(Feature f) {
+  return kFeatureNames[static_cast<size_t>(f)];
+}
 
 ParsedReuseOption parseReuseOption(std::string_view text, bool pairs) {
   ParsedReuseOption r;
@@ -146,9 +148,8 @@ FeatureSet featuresOf(const Module &m) {
   for (GraphId gid : m.canonicalGraphOrder()) {
     const Graph &g = m.graph(gid);
     bool root = gid == 0;
-    const Node *owner = root || g.parentNode == kNoNode
-                            ? nullptr
-                            : &m.graph(g.parentGraph).node(g.parentNode);
+    const Node *owner =
+        root || g.parentNode == kNoNode ? nullptr : &m.graph(g.parentGraph).node(g.parentNode);
     for (NodeId id : g.liveNodes()) {
       const Node &n = g.node(id);
       OpKind kind = opKind(n);

@@ -13,51 +13,51 @@
 namespace graphvet::props {
 
 enum class Feature : uint8_t {
-  RootDataIndexed,     ///< root Data family node with `index`
-  RootDataUnindexed,   ///< root Data without index (caller memory)
-  Variable,            ///< Variable / VariableV2
-  RefData,             ///< RefData
-  Weight,              ///< Const / Constant / ConstPlaceHolder
-  FileConstant,        ///< FileConstant
-  RefVarSrcNode,       ///< node-level ref_var_src_var_name
-  RefVarSrcOutput,     ///< outK.ref_var_src_var_name
-  PartitionedCall,     ///< PartitionedCall / StatefulPartitionedCall
-  NestedCall,          ///< a call inside a call inside a call's subgraph (2 deep)
+  RootDataIndexed,   ///< root Data family node with `index`
+  RootDataUnindexed, ///< root Data without index (caller memory)
+  Variable,          ///< Variable / VariableV2
+  RefData,           ///< RefData
+  Weight,            ///< Const / Constant / ConstPlaceHolder
+  FileConstant,      ///< FileConstant
+  RefVarSrcNode,     ///< node-level ref_var_src_var_name
+  RefVarSrcOutput,   ///< outK.ref_var_src_var_name
+  PartitionedCall,   ///< PartitionedCall / StatefulPartitionedCall
+  NestedCall,        ///< a call inside a call inside a call's subgraph (2 deep)
   If,
   Case,
   While,
-  Reshape,             ///< built-in view
-  ReuseInputView,      ///< outK.reuse_input view
-  MultiAliasRefOp,     ///< two connected outputs aliasing the same input
-  RefWriter,           ///< a ref output (Assign family or outK.ref_input)
-  InputMutable,        ///< a node scribbling on its inputs
-  MultiConsumer,       ///< an output with two or more consumers
+  Reshape,         ///< built-in view
+  ReuseInputView,  ///< outK.reuse_input view
+  MultiAliasRefOp, ///< two connected outputs aliasing the same input
+  RefWriter,       ///< a ref output (Assign family or outK.ref_input)
+  InputMutable,    ///< a node scribbling on its inputs
+  MultiConsumer,   ///< an output with two or more consumers
   TensorMove,
-  TensorMoveChain,     ///< TensorMove fed by a TensorMove
-  TensorMoveSibling,   ///< TensorMove whose input has other consumers
-  TensorMoveCtrlEdge,  ///< TensorMove with a control edge in or out
+  TensorMoveChain,    ///< TensorMove fed by a TensorMove
+  TensorMoveSibling,  ///< TensorMove whose input has other consumers
+  TensorMoveCtrlEdge, ///< TensorMove with a control edge in or out
   TensorMoveFromUserInput,
   TensorMoveFromVariable,
   TensorMoveFromWeight,
   TensorMoveFromRefVarSrc,
   TensorMoveFromSubgraphData,
   TensorMoveInSubgraph,
-  TensorMoveToWriter,  ///< a consumer writes the TensorMove's output in place
-  TensorMoveToReader,  ///< a consumer only reads it
+  TensorMoveToWriter, ///< a consumer writes the TensorMove's output in place
+  TensorMoveToReader, ///< a consumer only reads it
   TensorMoveToNetOutput,
-  TensorMoveToHolder,  ///< a consumer holds subgraphs
+  TensorMoveToHolder, ///< a consumer holds subgraphs
   NetOutputRoot,
   NetOutputSubgraph,
-  OptionValid,         ///< a memory-reuse option that follows the grammar
+  OptionValid, ///< a memory-reuse option that follows the grammar
   OptionMalformed,
-  OptionMatching,      ///< well-formed, every index names an existing port
-  OptionNonMatching,   ///< well-formed, some index names nothing
-  CannotBeDeleted,     ///< `_cannot_be_deleted` attribute
+  OptionMatching,    ///< well-formed, every index names an existing port
+  OptionNonMatching, ///< well-formed, some index names nothing
+  CannotBeDeleted,   ///< `_cannot_be_deleted` attribute
   NoNeedConstantFolding,
-  ContinuousInput,     ///< continuous_input / _no_padding_continuous_input
-  CtrlEdge,            ///< any control edge
-  UnconnectedInput,    ///< an input slot left `_`
-  TensorDesc,          ///< an outK.dtype / outK.shape tensor description
+  ContinuousInput,        ///< continuous_input / _no_padding_continuous_input
+  CtrlEdge,               ///< any control edge
+  UnconnectedInput,       ///< an input slot left `_`
+  TensorDesc,             ///< an outK.dtype / outK.shape tensor description
   TensorMoveDescMismatch, ///< a TensorMove whose output size differs from its input's
 };
 inline constexpr size_t kNumFeatures = static_cast<size_t>(Feature::TensorMoveDescMismatch) + 1;

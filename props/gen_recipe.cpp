@@ -14,7 +14,8 @@ namespace {
 /// elements (down to empty), then by shrinking each element.
 /// A vector of shrinkables that shrinks by removing chunks of elements (down
 /// to empty), then by shrinking each element.
-template <typename T> rc::Shrinkable<std::vector<T>> shrinkElements(std::vector<rc::Shrinkable<T>> elems) {
+template <typename T>
+rc::Shrinkable<std::vector<T>> shrinkElements(std::vector<rc::Shrinkable<T>> elems) {
   using Elems = std::vector<rc::Shrinkable<T>>;
   return rc::shrinkable::map(
       rc::shrinkable::shrinkRecur(std::move(elems),
@@ -75,9 +76,13 @@ template <typename T> rc::Gen<T> weighted(std::vector<std::pair<unsigned, T>> ch
   });
 }
 
-rc::Gen<uint8_t> genSmall(unsigned bound) { return genBelow<uint8_t>(static_cast<uint8_t>(bound)); }
+rc::Gen<uint8_t> genSmall(unsigned bound) {
+  return genBelow<uint8_t>(static_cast<uint8_t>(bound));
+}
 
-bool enabled(uint32_t swarm, SwarmBit b) { return (swarm & static_cast<uint32_t>(b)) != 0; }
+bool enabled(uint32_t swarm, SwarmBit b) {
+  return (swarm & static_cast<uint32_t>(b)) != 0;
+}
 
 unsigned maxStepsAt(const GenOptions &opts, unsigned depth) {
   if (depth == 0)
@@ -192,8 +197,10 @@ rc::Gen<StepKind> genStepKind(const GenOptions &opts, uint32_t swarm, unsigned d
   add(8, StepKind::RefWrite, enabled(swarm, SwarmBit::Writers));
   add(4, StepKind::ScopeWrite, enabled(swarm, SwarmBit::Writers));
   add(3, StepKind::Continuous, enabled(swarm, SwarmBit::Layout));
-  add(depth == 0 ? 6 : depth == 1 ? 7 : 4, StepKind::Call,
-      nest && enabled(swarm, SwarmBit::Subgraphs));
+  add(depth == 0   ? 6
+      : depth == 1 ? 7
+                   : 4,
+      StepKind::Call, nest && enabled(swarm, SwarmBit::Subgraphs));
   add(depth == 0 ? 3 : 1, StepKind::If, nest && enabled(swarm, SwarmBit::ControlFlow));
   add(depth == 0 ? 2 : 1, StepKind::Case, nest && enabled(swarm, SwarmBit::ControlFlow));
   add(depth == 0 ? 3 : 1, StepKind::While, nest && enabled(swarm, SwarmBit::ControlFlow));
@@ -245,8 +252,11 @@ rc::Gen<Body> genBody(const GenOptions &opts, uint32_t swarm, unsigned depth) {
 }
 
 rc::Gen<OptionRecipe> genOption() {
-  auto pair = rc::gen::apply([](uint8_t a, uint8_t b) { return std::pair<uint8_t, uint8_t>{a, b}; },
-                             genSmall(5), genSmall(5));
+  auto pair = rc::gen::apply(
+      [](uint8_t a, uint8_t b) {
+        return std::pair<uint8_t, uint8_t>{a, b};
+      },
+      genSmall(5), genSmall(5));
   return rc::gen::apply(
       [](OptionMode mode, std::vector<std::pair<uint8_t, uint8_t>> pairs, uint8_t bad) {
         return OptionRecipe{mode, std::move(pairs), bad};

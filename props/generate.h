@@ -21,6 +21,8 @@ Module generateModule(uint64_t seed, const GenOptions &opts = {});
 
 /// The seed of case `index` of a campaign started with `campaignSeed`: plain
 /// addition, so `graphvet fuzz --seed <case seed> --cases 1` replays one case.
-inline uint64_t caseSeed(uint64_t campaignSeed, uint64_t index) { return campaignSeed + index; }
+inline uint64_t caseSeed(uint64_t campaignSeed, uint64_t index) {
+  return campaignSeed + index;
+}
 
 } // namespace graphvet::props

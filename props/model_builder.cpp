@@ -39,8 +39,8 @@ constexpr size_t kFixedNodes = 6;
 
 /// The optional parts of one layer, drawn before it is built.
 struct LayerPlan {
-  bool residualWrite, lnDirect, weightRead, view, kvRead, mask, kvWrite, siblingWrite,
-      weightWrite, allReduceInput, ctrlHint;
+  bool residualWrite, lnDirect, weightRead, view, kvRead, mask, kvWrite, siblingWrite, weightWrite,
+      allReduceInput, ctrlHint;
   bool call, callInput, nested, nestedOutput, callOutput;
   bool ifEnd;
 };
@@ -167,9 +167,9 @@ OutPort ModelBuilder::mlpBody(const Scope &s, OutPort in, const LayerPlan &p) {
     Scope body{newSubgraph(s, pc.node, "act"), ""};
     OutPort d = subgraphData(body, 0);
     subgraphResult(body, op(body, "gelu", "Gelu", {d}));
-    act = p.nestedOutput ? tensorMove(s, "act_tm", pc, TensorMoveRole::Removable,
-                                      "nested-call-output")
-                         : pc;
+    act = p.nestedOutput
+              ? tensorMove(s, "act_tm", pc, TensorMoveRole::Removable, "nested-call-output")
+              : pc;
   } else {
     act = op(s, "gelu", "Gelu", {ub});
   }
@@ -279,9 +279,7 @@ void ModelBuilder::layer(size_t index, OutPort &h, OutPort mask,
     if (p.callInput)
       d = tensorMove(body, "d_tm", d, TensorMoveRole::Removable, "call-input");
     subgraphResult(body, mlpBody(body, d, p));
-    mlp = p.callOutput
-              ? tensorMove(s, "p_tm", pc, TensorMoveRole::Removable, "call-output")
-              : pc;
+    mlp = p.callOutput ? tensorMove(s, "p_tm", pc, TensorMoveRole::Removable, "call-output") : pc;
   } else {
     mlp = mlpBody(s, ln2, p);
   }

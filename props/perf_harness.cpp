@@ -29,15 +29,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-/// Selects the naive variant. (Written against the option's name only when
-/// it exists: TEMPORARY until TensorMoveDeleteOptions::naiveReachability lands.)
-template <typename O> void selectNaive(O &o, bool naive) {
-  if constexpr (requires { o.naiveReachability; })
-    o.naiveReachability = naive;
-  else
-    (void)naive;
-}
-
 double msSince(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
@@ -74,7 +65,7 @@ uint64_t digestRemarks(const std::vector<Remark> &remarks) {
 /// Runs the pass on `m` (which it rewrites) and measures it.
 PassRun runPass(Module &m, bool naive) {
   TensorMoveDeleteOptions options; // the model has no options block: no grants
-  selectNaive(options, naive);
+  options.naiveReachability = naive;
   std::vector<Remark> remarks;
   PassRun run;
   bool peakReset = resetPeakMemory();
@@ -187,13 +178,11 @@ PassBenchResult benchPass(const PassBenchOptions &opts) {
   Module m = buildModelGraph(opts.model, &r.model);
   r.buildMs = msSince(start);
   r.tensorMoves = static_cast<int64_t>(r.model.tensorMoves.size());
-  if (opts.compare && !opts.naive)
+  if (opts.compare)
     r.naive = runNaiveInChild(m, opts.naiveBudgetSeconds);
   double buildPeakMb = sampleMemory().peakMb; // before runPass resets the peak
-  r.run = runPass(m, opts.naive);
+  r.run = runPass(m, opts.naive && !opts.compare);
   r.peakRssMb = std::max({buildPeakMb, sampleMemory().peakMb, r.run.passPeakMb});
-  if (opts.compare && opts.naive) // --naive --compare: the "other" run is the naive one itself
-    r.naive = r.run;
   if (r.naive && r.naive->finished)
     r.sameDecisions = r.naive->decisionDigest == r.run.decisionDigest &&
                       r.naive->deleted == r.run.deleted &&

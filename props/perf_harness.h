@@ -32,7 +32,8 @@ struct PassBenchOptions {
   /// instead of the fast one.
   bool naive = false;
   /// Also run the naive variant on the same graph, in a child process capped
-  /// at naiveBudgetSeconds, and compare times and decisions.
+  /// at naiveBudgetSeconds, and compare times and decisions (the main run is
+  /// then the fast variant, whatever `naive` says).
   bool compare = false;
   double naiveBudgetSeconds = 120;
 };
@@ -50,16 +51,16 @@ struct PassRun {
   /// FNV-1a of every remark (node, graph, decision, rule, message), in order:
   /// equal digests mean equal decisions.
   uint64_t decisionDigest = 0;
-  double rssBeforeMb = 0;    ///< RSS when the pass started
-  double passPeakMb = -1;    ///< peak RSS during the pass (-1: unknown)
+  double rssBeforeMb = 0; ///< RSS when the pass started
+  double passPeakMb = -1; ///< peak RSS during the pass (-1: unknown)
 };
 
 struct PassBenchResult {
   ModelInfo model;
   int64_t tensorMoves = 0;
   double buildMs = 0;
-  PassRun run;             ///< the variant asked for (fast unless options.naive)
-  double peakRssMb = 0;    ///< peak RSS of the whole process, building included
+  PassRun run;                  ///< the variant asked for (fast unless options.naive)
+  double peakRssMb = 0;         ///< peak RSS of the whole process, building included
   std::optional<PassRun> naive; ///< with compare
   /// With compare and a finished naive run: did both decide the same?
   std::optional<bool> sameDecisions;
@@ -68,9 +69,9 @@ struct PassBenchResult {
 PassBenchResult benchPass(const PassBenchOptions &opts);
 
 struct OracleBenchOptions {
-  uint64_t seed = 1;   ///< case i uses seed + i, like `graphvet fuzz`
+  uint64_t seed = 1; ///< case i uses seed + i, like `graphvet fuzz`
   uint64_t cases = 500;
-  GenOptions gen;      ///< default: the campaign's default-size graphs
+  GenOptions gen; ///< default: the campaign's default-size graphs
   PipelineOptions pipeline;
   /// The campaign's default: exact reachability race analysis, no Z3.
   oracle::CheckOptions check = [] {

@@ -13,12 +13,13 @@ namespace graphvet::props {
 
 /// What a construction step adds to the graph it belongs to.
 enum class StepKind : uint8_t {
-  Compute,         ///< ordinary op (ReLU, Add, ...), 0-3 inputs, maybe several outputs
-  UserInput,       ///< root: Data {index = k} (or AippData/AnnData, or no index); subgraph: a parent input
-  Variable,        ///< Variable / VariableV2 / RefData
-  Weight,          ///< Const / Constant / ConstPlaceHolder / FileConstant
-  RefVarSource,    ///< ordinary op whose output is bound to a variable (ref_var_src_var_name)
-  TensorMove,      ///< TensorMove (sometimes Identity/MemcpyAsync), maybe reserved attrs
+  Compute,      ///< ordinary op (ReLU, Add, ...), 0-3 inputs, maybe several outputs
+  UserInput,    ///< root: Data {index = k} (or AippData/AnnData, or no index); subgraph: a parent
+                ///< input
+  Variable,     ///< Variable / VariableV2 / RefData
+  Weight,       ///< Const / Constant / ConstPlaceHolder / FileConstant
+  RefVarSource, ///< ordinary op whose output is bound to a variable (ref_var_src_var_name)
+  TensorMove,   ///< TensorMove (sometimes Identity/MemcpyAsync), maybe reserved attrs
   TensorMoveChain, ///< two or three TensorMoves in a row
   View,            ///< Reshape, or an op with outK.reuse_input
   MultiAliasRefOp, ///< an op with two outputs aliasing the same input
@@ -36,11 +37,11 @@ inline constexpr unsigned kNumStepKinds = static_cast<unsigned>(StepKind::CtrlEd
 /// Which earlier values a reference prefers; the builder falls back to Any
 /// when the pool is empty.
 enum class Pool : uint8_t {
-  Any,         ///< every value of the graph so far
-  TensorMove,  ///< outputs of TensorMoves (and other copies)
-  Source,      ///< special sources: user inputs, variables, weights, subgraph inputs
-  Holder,      ///< outputs of nodes holding subgraphs
-  Alias,       ///< outputs aliasing an input: views and in-place writers
+  Any,        ///< every value of the graph so far
+  TensorMove, ///< outputs of TensorMoves (and other copies)
+  Source,     ///< special sources: user inputs, variables, weights, subgraph inputs
+  Holder,     ///< outputs of nodes holding subgraphs
+  Alias,      ///< outputs aliasing an input: views and in-place writers
   /// Leave the input slot unconnected (`_`) where the op allows it (ordinary
   /// ops, calls, branch inputs, continuous ops); elsewhere the same as Any.
   Unconnected,
@@ -94,19 +95,19 @@ struct OptionRecipe {
 
 /// Feature families that swarm testing switches on and off per case.
 enum class SwarmBit : uint32_t {
-  Subgraphs = 1u << 0,     ///< PartitionedCall
-  ControlFlow = 1u << 1,   ///< If, Case, While
-  Views = 1u << 2,         ///< views and multi-alias RefOps
-  Writers = 1u << 3,       ///< ref writers and scope writers
-  Variables = 1u << 4,     ///< Variable family and ref_var_src_var_name
-  Weights = 1u << 5,       ///< Const family
-  CtrlEdges = 1u << 6,     ///< extra control edges
-  Options = 1u << 7,       ///< the two memory-reuse options
-  Reserved = 1u << 8,      ///< _cannot_be_deleted / no_need_constant_folding
-  Layout = 1u << 9,        ///< continuous-input ops
+  Subgraphs = 1u << 0,   ///< PartitionedCall
+  ControlFlow = 1u << 1, ///< If, Case, While
+  Views = 1u << 2,       ///< views and multi-alias RefOps
+  Writers = 1u << 3,     ///< ref writers and scope writers
+  Variables = 1u << 4,   ///< Variable family and ref_var_src_var_name
+  Weights = 1u << 5,     ///< Const family
+  CtrlEdges = 1u << 6,   ///< extra control edges
+  Options = 1u << 7,     ///< the two memory-reuse options
+  Reserved = 1u << 8,    ///< _cannot_be_deleted / no_need_constant_folding
+  Layout = 1u << 9,      ///< continuous-input ops
   TensorMoveChains = 1u << 10,
-  Unconnected = 1u << 11,  ///< `_` input slots
-  TensorDescs = 1u << 12,  ///< outK.dtype / outK.shape on sources, ops and TensorMoves
+  Unconnected = 1u << 11, ///< `_` input slots
+  TensorDescs = 1u << 12, ///< outK.dtype / outK.shape on sources, ops and TensorMoves
 };
 inline constexpr unsigned kNumSwarmBits = 13;
 inline constexpr uint32_t kAllSwarmBits = (1u << kNumSwarmBits) - 1;

@@ -30,9 +30,9 @@ struct Edit {
   EditKind kind;
   GraphId graph = kNoGraph;
   NodeId node = kNoNode;
-  uint32_t index = 0;         ///< input slot, subgraph index, control target, option group
-  std::vector<NodeId> nodes;  ///< DeleteNodes
-  std::string key;            ///< attribute or option key
+  uint32_t index = 0;        ///< input slot, subgraph index, control target, option group
+  std::vector<NodeId> nodes; ///< DeleteNodes
+  std::string key;           ///< attribute or option key
 };
 
 std::string uniqueName(const Graph &g, const std::string &base) {
@@ -273,7 +273,8 @@ std::vector<Edit> enumerateEdits(const Module &m) {
   for (GraphId gid : graphs) {
     std::vector<NodeId> order = nodesOf(gid);
     std::reverse(order.begin(), order.end());
-    std::erase_if(order, [&](NodeId n) { return opKind(m.graph(gid).node(n)) == OpKind::NetOutput; });
+    std::erase_if(order,
+                  [&](NodeId n) { return opKind(m.graph(gid).node(n)) == OpKind::NetOutput; });
     for (size_t chunk = order.size() / 2; chunk >= 1; chunk /= 2) {
       for (size_t start = 0; start < order.size(); start += chunk) {
         Edit e{EditKind::DeleteNodes, gid};
@@ -292,8 +293,8 @@ std::vector<Edit> enumerateEdits(const Module &m) {
       // indexes: only its last input goes.
       if (holdsSubgraphs(node)) {
         if (!node.inputs.empty())
-          edits.push_back({EditKind::EraseInput, gid, n,
-                           static_cast<uint32_t>(node.inputs.size() - 1)});
+          edits.push_back(
+              {EditKind::EraseInput, gid, n, static_cast<uint32_t>(node.inputs.size() - 1)});
       } else {
         for (uint32_t i = static_cast<uint32_t>(node.inputs.size()); i-- > 0;)
           edits.push_back({EditKind::EraseInput, gid, n, i});

@@ -79,8 +79,8 @@ std::string picture(const std::string &text, const std::string &caption,
   if (svg && svg->find("<svg") != std::string::npos) {
     out += svg->substr(svg->find("<svg"));
   } else {
-    out += "<p>(" + htmlEscape(error) + "; DOT text below)</p><pre>" + htmlEscape(dotText) +
-           "</pre>";
+    out +=
+        "<p>(" + htmlEscape(error) + "; DOT text below)</p><pre>" + htmlEscape(dotText) + "</pre>";
   }
   return out + "</figure>\n";
 }
@@ -129,12 +129,13 @@ std::string renderReport(const CampaignResult &result, const CampaignOptions &ca
   std::string passes = passesFlag(campaign.pipeline);
   h += row("seed", std::to_string(campaign.seed));
   h += row("jobs", std::to_string(campaign.jobs));
-  h += row("passes", passes.empty() ? "default pipeline (-O" +
-                                          std::to_string(campaign.pipeline.optLevel) + ")"
-                                    : passes,
-           false);
-  h += row("race analysis", campaign.check.useZ3 ? "Z3 on every case"
-                                                 : "reachability (findings re-checked with Z3)",
+  h +=
+      row("passes",
+          passes.empty() ? "default pipeline (-O" + std::to_string(campaign.pipeline.optLevel) + ")"
+                         : passes,
+          false);
+  h += row("race analysis",
+           campaign.check.useZ3 ? "Z3 on every case" : "reachability (findings re-checked with Z3)",
            false);
   h += row("cases", std::to_string(s.cases));
   h += row("seconds", fmt::format("{:.2f}", s.seconds));
@@ -175,8 +176,7 @@ std::string renderReport(const CampaignResult &result, const CampaignOptions &ca
     h += "</table>\n";
     h += "<p class=\"replay\">replay: <code>" + htmlEscape(f.replay) + "</code></p>\n";
     h += "<div class=\"pictures\">\n";
-    h += picture(f.original, "before: the shrunk original", f.result.violations,
-                 opts.drawPictures);
+    h += picture(f.original, "before: the shrunk original", f.result.violations, opts.drawPictures);
     h += picture(f.optimized, "after: the pipeline's result", f.result.violations,
                  opts.drawPictures);
     h += "</div>\n";

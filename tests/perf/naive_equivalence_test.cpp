@@ -21,22 +21,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
-/// Selects the naive variant. (Written against the option's name only when
-/// it exists: TEMPORARY until TensorMoveDeleteOptions::naiveReachability lands.)
-template <typename O> void selectNaive(O &o, bool naive) {
-  if constexpr (requires { o.naiveReachability; })
-    o.naiveReachability = naive;
-  else
-    (void)naive;
-}
-
 /// Runs both variants on copies of `m` and compares everything they produce.
 void expectSameDecisions(const Module &m, const std::string &what) {
   Diagnostics warnings;
   TensorMoveDeleteOptions fast;
   fast.grants = readReuseGrants(m.options, m.optionLocs, warnings);
   TensorMoveDeleteOptions naive = fast;
-  selectNaive(naive, true);
+  naive.naiveReachability = true;
 
   Module a = m, b = m;
   std::vector<Remark> ra, rb;

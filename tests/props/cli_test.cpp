@@ -11,8 +11,8 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
-#include <thread>
 #include <sys/wait.h>
+#include <thread>
 #include <unistd.h>
 
 namespace {

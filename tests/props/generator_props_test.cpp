@@ -85,7 +85,8 @@ TEST(GeneratorProps, EveryFeatureOccurs) {
     counts.add(featuresOf(generateModule(caseSeed(1, seed))));
   std::string table;
   for (size_t i = 0; i < kNumFeatures; ++i)
-    table += fmt::format("  {:<32} {:>5}\n", featureName(static_cast<Feature>(i)), counts.counts[i]);
+    table +=
+        fmt::format("  {:<32} {:>5}\n", featureName(static_cast<Feature>(i)), counts.counts[i]);
   std::cout << "feature coverage over " << counts.modules << " graphs:\n" << table;
   for (Feature f : counts.missing())
     ADD_FAILURE() << "feature never generated: " << featureName(f);

@@ -30,8 +30,7 @@ template <typename Testable> void checkProperty(int requestedCases, Testable &&t
   std::cout << "[property] " << metadata.id << ": seed=" << params.seed
             << " cases=" << params.maxSuccess << " max_size=" << params.maxSize
             << "\n[property] replay: " << replayCommand(params.seed) << std::endl;
-  const auto result =
-      rc::detail::checkTestable(std::forward<Testable>(testable), metadata, params);
+  const auto result = rc::detail::checkTestable(std::forward<Testable>(testable), metadata, params);
   if (!result.template is<rc::detail::SuccessResult>()) {
     std::ostringstream ss;
     rc::detail::printResultMessage(result, ss);
@@ -42,9 +41,9 @@ template <typename Testable> void checkProperty(int requestedCases, Testable &&t
 } // namespace graphvet::props::testing
 
 /// A RapidCheck property run as a GoogleTest test with `cases` cases.
-#define GRAPHVET_PROP(Suite, Name, Cases, ArgList)                                               \
-  void graphvetProp_##Suite##_##Name ArgList;                                                    \
-  TEST(Suite, Name) {                                                                            \
-    ::graphvet::props::testing::checkProperty(Cases, &graphvetProp_##Suite##_##Name);            \
-  }                                                                                              \
+#define GRAPHVET_PROP(Suite, Name, Cases, ArgList)                                                 \
+  void graphvetProp_##Suite##_##Name ArgList;                                                      \
+  TEST(Suite, Name) {                                                                              \
+    ::graphvet::props::testing::checkProperty(Cases, &graphvetProp_##Suite##_##Name);              \
+  }                                                                                                \
   void graphvetProp_##Suite##_##Name ArgList

@@ -53,7 +53,9 @@ EvalOptions replaySettings(const std::string &text) {
   return eo;
 }
 
-TEST(Regressions, CorpusIsNotEmpty) { EXPECT_FALSE(regressionFiles().empty()); }
+TEST(Regressions, CorpusIsNotEmpty) {
+  EXPECT_FALSE(regressionFiles().empty());
+}
 
 TEST(Regressions, EveryShrunkFindingIsNowSound) {
   for (const auto &path : regressionFiles()) {
@@ -63,8 +65,7 @@ TEST(Regressions, EveryShrunkFindingIsNowSound) {
     ParseResult parsed = parseModule(text);
     ASSERT_TRUE(parsed.module) << path;
     EvalOptions eo = replaySettings(text);
-    ASSERT_TRUE(oracle::checkOriginal(*parsed.module, eo.check).verdict ==
-                oracle::Verdict::Sound)
+    ASSERT_TRUE(oracle::checkOriginal(*parsed.module, eo.check).verdict == oracle::Verdict::Sound)
         << path << ": the regression's original is not a valid original";
     Evaluation e = evaluate(*parsed.module, eo);
     EXPECT_EQ(e.result.verdict, oracle::Verdict::Sound)

@@ -70,10 +70,10 @@ TEST(Report, ContainsFiguresCoverageAndEveryFindingPart) {
   EXPECT_NE(html.find("<td class=\"num\">1234</td>"), std::string::npos);
   EXPECT_NE(html.find("graphvet check fuzz-out/race-scenario4-fe3a9e99.graph --seed 410"),
             std::string::npos);
-  EXPECT_NE(html.find("<li>rv5</li>"), std::string::npos);        // witness schedule
+  EXPECT_NE(html.find("<li>rv5</li>"), std::string::npos);             // witness schedule
   EXPECT_NE(html.find("expected 01&lt;02 got 03"), std::string::npos); // bytes, escaped
   EXPECT_NE(html.find("&amp; no edge orders them"), std::string::npos);
-  EXPECT_EQ(html.find("<script"), std::string::npos);             // self-contained, static
+  EXPECT_EQ(html.find("<script"), std::string::npos); // self-contained, static
   EXPECT_EQ(html.find("<link"), std::string::npos);
   EXPECT_EQ(html.find("src=\""), std::string::npos);
   if (graphvizAvailable()) {

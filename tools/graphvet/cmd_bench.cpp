@@ -165,12 +165,13 @@ void registerBench(CLI::App &app, CommandContext &ctx) {
   cmd->add_option("--nodes", opts->nodes, "Nodes of the model-like graph")
       ->check(CLI::Range(size_t{1}, size_t{100000000}));
   cmd->add_option("--seed", opts->seed, "Seed of the model (with --oracle: of the first case)");
-  cmd->add_flag("--naive", opts->naive,
+  CLI::Option *naive = cmd->add_flag("--naive", opts->naive,
                 "Time the naive variant (whole-graph reachability per TensorMove and per "
                 "candidate edge) instead of the fast one");
   cmd->add_flag("--compare", opts->compare,
                 "Also run the naive variant on the same graph and report the ratio and "
-                "whether both decide alike");
+                "whether both decide alike")
+      ->excludes(naive);
   cmd->add_option("--naive-budget", opts->naiveBudget,
                   "Seconds the naive variant may take with --compare before it is stopped")
       ->check(CLI::Range(0.001, 86400.0));

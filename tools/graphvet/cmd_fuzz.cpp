@@ -54,7 +54,9 @@ std::string commandLine(const FuzzCmdOptions &c) {
 // The one piece of state a signal handler may touch.
 std::atomic<bool> gStopRequested{false};
 
-extern "C" void onStopSignal(int) { gStopRequested.store(true); }
+extern "C" void onStopSignal(int) {
+  gStopRequested.store(true);
+}
 
 std::string statusLine(const props::CampaignStats &s, const char *phase) {
   size_t rulesSeen = 0;
@@ -112,8 +114,8 @@ void printSummary(const props::CampaignResult &r) {
                            "{} inconclusive, {} invalid originals\n",
                            s.cases, s.seconds, s.casesPerSecond(), s.sound, s.violations,
                            s.inconclusive, s.invalid);
-  std::cout << fmt::format("TensorMoves: {} seen, {} deleted, {} kept\n", s.tensorMoves,
-                           s.deleted, s.kept);
+  std::cout << fmt::format("TensorMoves: {} seen, {} deleted, {} kept\n", s.tensorMoves, s.deleted,
+                           s.kept);
   if (r.findings.empty()) {
     std::cout << "no findings\n";
     return;
@@ -121,8 +123,8 @@ void printSummary(const props::CampaignResult &r) {
   std::cout << r.findings.size() << " finding" << (r.findings.size() == 1 ? "" : "s") << ":\n";
   for (const props::Finding &f : r.findings) {
     std::cout << fmt::format("  {}  {} ({}), {} -> {} nodes, {} duplicate(s)\n",
-                             f.path.empty() ? f.fileName : f.path, f.kind, f.rules,
-                             f.nodesBefore, f.nodesAfter, f.duplicates);
+                             f.path.empty() ? f.fileName : f.path, f.kind, f.rules, f.nodesBefore,
+                             f.nodesAfter, f.duplicates);
     std::cout << "    replay: " << f.replay << "\n";
   }
 }
@@ -171,8 +173,7 @@ int runFuzz(const FuzzCmdOptions &cmd) {
   if (terminal)
     std::cerr << "\n";
   if (r.interrupted)
-    std::cerr << "graphvet fuzz: interrupted; " << r.findings.size()
-              << " finding(s) saved\n";
+    std::cerr << "graphvet fuzz: interrupted; " << r.findings.size() << " finding(s) saved\n";
 
   int status = (r.findings.empty() && r.stats.violations == 0 && r.stats.invalid == 0)
                    ? kExitOk
@@ -219,11 +220,9 @@ void registerFuzz(CLI::App &app, CommandContext &ctx) {
                 "prove race freedom with Z3 on every case (slow; by default only findings are "
                 "re-checked with Z3)");
   sub->add_flag("--no-confirm", opts->noConfirm, "do not re-check findings with Z3");
-  sub->add_option("--shrink-budget", opts->shrinkBudget,
-                  "recipe shrink steps tried per finding")
+  sub->add_option("--shrink-budget", opts->shrinkBudget, "recipe shrink steps tried per finding")
       ->capture_default_str();
-  sub->add_option("--reduce-budget", opts->reduceBudget,
-                  "IR reduction evaluations per finding")
+  sub->add_option("--reduce-budget", opts->reduceBudget, "IR reduction evaluations per finding")
       ->capture_default_str();
   sub->add_option("--max-steps", opts->maxSteps, "construction steps of the root graph")
       ->check(CLI::Range(3u, 200u))

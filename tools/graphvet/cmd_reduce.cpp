@@ -36,7 +36,9 @@ struct ReduceCmdOptions {
 };
 
 std::atomic<bool> gReduceStop{false};
-extern "C" void onReduceSignal(int) { gReduceStop.store(true); }
+extern "C" void onReduceSignal(int) {
+  gReduceStop.store(true);
+}
 
 int runReduce(const ReduceCmdOptions &cmd) {
   auto m = loadGraphFile(cmd.file, std::cerr);
@@ -98,8 +100,8 @@ int runReduce(const ReduceCmdOptions &cmd) {
     replay += " --no-z3";
   std::string header = fmt::format(
       "# graphvet reduce {}: {} violation kept; {} -> {} nodes ({} edits in {} evaluations{})\n",
-      cmd.file, kind, props::countNodes(*m), props::countNodes(r.module), r.accepted,
-      r.evaluations, r.exhausted ? ", budget exhausted" : ", fixpoint");
+      cmd.file, kind, props::countNodes(*m), props::countNodes(r.module), r.accepted, r.evaluations,
+      r.exhausted ? ", budget exhausted" : ", fixpoint");
   header += "# deleting rules: " + props::joinRules(props::deletionRules(last.pipeline)) + "\n";
   for (const oracle::Violation &v : last.result.violations)
     header += "# " + v.kind + ": " + v.message + "\n";
@@ -136,8 +138,7 @@ void registerReduce(CLI::App &app, CommandContext &ctx) {
       ->check(CLI::Range(1u, 1000u))
       ->capture_default_str();
   sub->add_flag("--no-z3", opts->noZ3, "decide races by reachability only (faster)");
-  sub->add_option("--budget", opts->budget, "interestingness tests at most")
-      ->capture_default_str();
+  sub->add_option("--budget", opts->budget, "interestingness tests at most")->capture_default_str();
   sub->footer("Exit status: 0 reduced to a fixpoint, 1 stopped early by the budget or a "
               "signal (the best graph so far is written), 2 bad input or nothing to reduce.");
   sub->callback([opts, &ctx] { ctx.status = runReduce(*opts); });

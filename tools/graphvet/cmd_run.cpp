@@ -97,7 +97,8 @@ int runRun(const RunCmdOptions &opts) {
     fault = "the interpreter faults: " + r.crash();
   } else if (r.budgetExceeded()) {
     status = kExitInconclusive;
-    fault = fmt::format("step budget ({} steps) exhausted", oracle::kStepBudget);
+    fault = fmt::format("budget exhausted ({} steps, {} MiB of buffers)", oracle::kStepBudget,
+                        oracle::kMaxArenaBytes >> 20);
   }
   std::vector<oracle::WeightWrite> weightWrites = r.run1.weightWrites;
   for (const oracle::WeightWrite &w : r.run2.weightWrites)
@@ -176,7 +177,8 @@ void registerRun(CLI::App &app, CommandContext &ctx) {
   sub->add_flag("--plan", opts->plan, "also print the memory plan (every output's buffer)");
   sub->add_flag("--json", opts->json, "machine-readable output");
   sub->footer("Exit status: 0 ran, 1 the interpreter faulted or a weight was written, "
-              "2 bad input (parse error, cycle, bad schedule), 3 step budget exhausted.");
+              "2 bad input (parse error, cycle, bad schedule), 3 budget exhausted (steps or buffer "
+              "memory).");
   sub->callback([opts, &ctx] { ctx.status = runRun(*opts); });
 }
 
