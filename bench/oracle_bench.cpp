@@ -35,8 +35,12 @@ void endToEnd(benchmark::State &state, bool z3) {
   state.SetItemsProcessed(state.iterations()); // items/s = checks per second
 }
 
-void BM_CheckEndToEnd(benchmark::State &state) { endToEnd(state, false); }
-void BM_CheckEndToEndZ3(benchmark::State &state) { endToEnd(state, true); }
+void BM_CheckEndToEnd(benchmark::State &state) {
+  endToEnd(state, false);
+}
+void BM_CheckEndToEndZ3(benchmark::State &state) {
+  endToEnd(state, true);
+}
 
 /// The refinement check alone, over 200 pre-built (original, optimized) pairs.
 void BM_CheckRefinementOnly(benchmark::State &state) {

@@ -48,12 +48,16 @@ void runPass(benchmark::State &state, bool naive) {
   state.counters["nodes"] = static_cast<double>(state.range(0));
   state.counters["tensor_moves"] = static_cast<double>(stats.tensorMoves);
   state.counters["deleted"] = static_cast<double>(stats.deleted);
-  state.counters["nodes_per_s"] = benchmark::Counter(
-      static_cast<double>(state.range(0)), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["nodes_per_s"] = benchmark::Counter(static_cast<double>(state.range(0)),
+                                                     benchmark::Counter::kIsIterationInvariantRate);
 }
 
-void BM_TensorMoveDelete(benchmark::State &state) { runPass(state, false); }
-void BM_TensorMoveDeleteNaive(benchmark::State &state) { runPass(state, true); }
+void BM_TensorMoveDelete(benchmark::State &state) {
+  runPass(state, false);
+}
+void BM_TensorMoveDeleteNaive(benchmark::State &state) {
+  runPass(state, true);
+}
 
 void BM_BuildModel(benchmark::State &state) {
   props::ModelOptions o;
@@ -62,8 +66,8 @@ void BM_BuildModel(benchmark::State &state) {
     Module m = props::buildModelGraph(o);
     benchmark::DoNotOptimize(&m);
   }
-  state.counters["nodes_per_s"] = benchmark::Counter(
-      static_cast<double>(state.range(0)), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["nodes_per_s"] = benchmark::Counter(static_cast<double>(state.range(0)),
+                                                     benchmark::Counter::kIsIterationInvariantRate);
 }
 
 } // namespace

@@ -6,12 +6,9 @@
 #include "props/build_module.h"
 
 #include "ir/op_library.h"
-#include "ir/printer.h"
 
 #include <algorithm>
-#include <map>
 #include <optional>
-#include <ostream>
 #include <string>
 
 namespace graphvet::props {
@@ -882,50 +879,10 @@ private:
   }
 };
 
-size_t countBody(const Body &b) {
-  size_t n = 0;
-  for (const Step &s : b.steps) {
-    ++n;
-    for (const Body &inner : s.bodies)
-      n += countBody(inner);
-  }
-  return n;
-}
-
 } // namespace
 
 Module buildModule(const Recipe &recipe) {
   return Builder(recipe).build();
-}
-
-const char *stepKindName(StepKind k) {
-  static const char *const kNames[] = {"compute",
-                                       "user-input",
-                                       "variable",
-                                       "weight",
-                                       "ref-var-source",
-                                       "tensor-move",
-                                       "tensor-move-chain",
-                                       "view",
-                                       "multi-alias-ref-op",
-                                       "ref-write",
-                                       "scope-write",
-                                       "continuous",
-                                       "call",
-                                       "if",
-                                       "case",
-                                       "while",
-                                       "ctrl-edge"};
-  auto i = static_cast<unsigned>(k);
-  return i < kNumStepKinds ? kNames[i] : "unknown";
-}
-
-size_t countSteps(const Recipe &r) {
-  return countBody(r.root);
-}
-
-void showValue(const Recipe &r, std::ostream &os) {
-  os << "\n" << printModule(buildModule(r));
 }
 
 } // namespace graphvet::props

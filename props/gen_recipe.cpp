@@ -4,6 +4,8 @@
 #include "props/gen_recipe.h"
 
 #include <algorithm>
+#include <array>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -236,7 +238,18 @@ rc::Gen<Step> genStepOfKind(const GenOptions &opts, uint32_t swarm, unsigned dep
 
 rc::Gen<Step> genStep(const GenOptions &opts, uint32_t swarm, unsigned depth) {
   return rc::gen::mapcat(genStepKind(opts, swarm, depth), [opts, swarm, depth](StepKind k) {
-    return genStepOfKind(opts, swarm, depth, k);
+    // The generator of a step that holds no subgraph depends on its kind
+    // only; building it costs as much as running it, so each thread keeps
+    // one per kind. (Generators are immutable; sharing them is safe.)
+    bool holder =
+        k == StepKind::Call || k == StepKind::If || k == StepKind::Case || k == StepKind::While;
+    if (holder)
+      return genStepOfKind(opts, swarm, depth, k);
+    thread_local std::array<std::optional<rc::Gen<Step>>, kNumStepKinds> cache;
+    auto &slot = cache[static_cast<unsigned>(k)];
+    if (!slot)
+      slot = genStepOfKind(opts, swarm, depth, k);
+    return *slot;
   });
 }
 

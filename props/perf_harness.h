@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 namespace graphvet::props {
 
@@ -36,6 +37,10 @@ struct PassBenchOptions {
   /// then the fast variant, whatever `naive` says).
   bool compare = false;
   double naiveBudgetSeconds = 120;
+  /// Runs of the pass (each on a freshly built copy of the same model); the
+  /// reported time is the median by wall time (shared machines are noisy),
+  /// the reported memory the first run's.
+  unsigned repeat = 1;
 };
 
 /// One run of the pass.
@@ -59,9 +64,10 @@ struct PassBenchResult {
   ModelInfo model;
   int64_t tensorMoves = 0;
   double buildMs = 0;
-  PassRun run;                  ///< the variant asked for (fast unless options.naive)
-  double peakRssMb = 0;         ///< peak RSS of the whole process, building included
-  std::optional<PassRun> naive; ///< with compare
+  PassRun run;                       ///< the variant asked for (fast unless options.naive)
+  std::vector<double> passMsSamples; ///< wall time of every repetition, in run order
+  double peakRssMb = 0;              ///< peak RSS of the whole process, building included
+  std::optional<PassRun> naive;      ///< with compare
   /// With compare and a finished naive run: did both decide the same?
   std::optional<bool> sameDecisions;
 };

@@ -31,8 +31,10 @@ ModuleIndex::ModuleIndex(const Module &m) : graphs_(m.numGraphs()) {
       continue;
     PerGraph &per = graphs_[gid];
     bool root = isRootGraph(m, gid);
-    for (NodeId id : g.liveNodes()) {
+    for (NodeId id = 0; id < g.capacity(); ++id) {
       const Node &n = g.node(id);
+      if (!n.alive)
+        continue;
       OpKind kind = opKind(n);
       if (kind == OpKind::DataSource) {
         if (root) {

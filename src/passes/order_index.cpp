@@ -10,20 +10,11 @@ namespace graphvet {
 std::optional<std::vector<NodeId>> stableTopoOrder(const Graph &g) {
   // When every edge goes up in id, a node's predecessors all have smaller
   // ids, so Kahn's algorithm taking the smallest ready id (topoOrder) emits
-  // the live nodes in id order: no heap needed.
-  for (NodeId n = 0; n < g.capacity(); ++n) {
-    const Node &node = g.node(n);
-    if (!node.alive)
-      continue;
-    for (const auto &cs : node.consumers)
-      for (InPort c : cs)
-        if (c.node <= n)
-          return g.topoOrder();
-    for (NodeId s : node.ctrlOut)
-      if (s <= n)
-        return g.topoOrder();
-  }
-  return g.liveNodes();
+  // the live nodes in id order: no heap needed. One scan both checks that
+  // and collects the order.
+  std::vector<NodeId> none;
+  return stableTopoOrder(
+      g, [](const Node &) { return false; }, none);
 }
 
 OrderIndex::OrderIndex(Graph &g, const std::optional<std::vector<NodeId>> &order) : g_(g) {

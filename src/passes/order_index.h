@@ -20,6 +20,43 @@ namespace graphvet {
 /// topological order -- and through g.topoOrder() otherwise.
 std::optional<std::vector<NodeId>> stableTopoOrder(const Graph &g);
 
+/// stableTopoOrder, also appending to `selected` the nodes for which
+/// `select(node)` holds, in that order (in id order when g is cyclic) -- in
+/// the same scan when the fast path applies, so a pass that needs both reads
+/// each node once.
+template <typename Select>
+std::optional<std::vector<NodeId>> stableTopoOrder(const Graph &g, Select &&select,
+                                                   std::vector<NodeId> &selected) {
+  std::vector<NodeId> order;
+  order.reserve(g.numLiveNodes());
+  size_t firstSelected = selected.size();
+  for (NodeId n = 0; n < g.capacity(); ++n) {
+    const Node &node = g.node(n);
+    if (!node.alive)
+      continue;
+    // Every edge is some node's input or control predecessor; reading those
+    // (one block per node) is cheaper than the nested consumer lists.
+    bool monotone = true;
+    for (const auto &in : node.inputs)
+      monotone = monotone && (!in || in->node < n);
+    for (NodeId p : node.ctrlIn)
+      monotone = monotone && p < n;
+    if (!monotone) {
+      // Not in dependency order: the heap-based order, then a filtering pass.
+      selected.resize(firstSelected);
+      std::optional<std::vector<NodeId>> sorted = g.topoOrder();
+      for (NodeId id : sorted ? *sorted : g.liveNodes())
+        if (select(g.node(id)))
+          selected.push_back(id);
+      return sorted;
+    }
+    order.push_back(n);
+    if (select(node))
+      selected.push_back(n);
+  }
+  return order;
+}
+
 class OrderIndex {
 public:
   /// Builds the index from `order` (g.topoOrder(), computed by the caller);

@@ -20,11 +20,26 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <unordered_map>
 
 namespace graphvet {
 namespace {
 
 enum class Outcome { Delete, Keep, Skip };
+
+/// Hash of a port or slot reference, for the pass's lookup-only tables.
+struct RefHash {
+  static size_t mix(uint64_t a, uint64_t b) {
+    uint64_t h = (a << 32 | b) * 0x9E3779B97F4A7C15ull;
+    return static_cast<size_t>(h ^ (h >> 29));
+  }
+  size_t operator()(const PortRef &p) const {
+    return mix(p.graph, p.port.node) ^ (p.port.index * 0xC2B2AE3D27D4EB4Full);
+  }
+  size_t operator()(const SlotRef &s) const {
+    return mix(s.graph, s.slot.node) ^ (s.slot.index * 0xC2B2AE3D27D4EB4Full);
+  }
+};
 
 /// A TensorMove's successor (a node consuming its output), with what it does
 /// to the memory it gets from the TensorMove.
@@ -166,13 +181,15 @@ private:
   TensorMoveState *stateOf(NodeRef t);
   /// Kept TensorMoves by the port they read, so a deletion finds the kept
   /// copies of the same producer without scanning its consumers.
-  std::map<PortRef, std::set<NodeRef>> keptByPort_;
+  std::unordered_map<PortRef, std::set<NodeRef>, RefHash> keptByPort_;
   void forgetKept(NodeRef t);
 
   // Sibling summaries by producer port, and the kind each summarized slot
   // was counted as (to take it out again).
-  std::map<PortRef, PortSummary> summaries_;
-  std::map<SlotRef, SiblingKind> slotKinds_;
+  // (Hash maps: only ever looked up, never iterated, so their order cannot
+  // leak into decisions; a tree of 10^5 ports costs a cache miss per level.)
+  std::unordered_map<PortRef, PortSummary, RefHash> summaries_;
+  std::unordered_map<SlotRef, SiblingKind, RefHash> slotKinds_;
   /// Writers of each variable's buffer anywhere in the module (nullopt when
   /// the exploration ran out of budget). Deleting TensorMoves never creates
   /// a writer of a variable, so the cache stays valid.
@@ -202,6 +219,8 @@ std::vector<NodeRef> TensorMoveDeleter::tensorMovesInOrder() {
   std::vector<NodeRef> out;
   topo_.assign(m_.numGraphs(), std::nullopt);
   std::vector<bool> seen(m_.numGraphs(), false);
+  // Per graph only the nodes that matter here: TensorMoves and holders of
+  // subgraphs, picked out while the order is computed (one scan per graph).
   struct Frame {
     GraphId g;
     std::vector<NodeId> nodes;
@@ -212,8 +231,10 @@ std::vector<NodeRef> TensorMoveDeleter::tensorMovesInOrder() {
     if (g >= m_.numGraphs() || seen[g] || !m_.graph(g).alive)
       return;
     seen[g] = true;
-    topo_[g] = stableTopoOrder(m_.graph(g));
-    stack.push_back({g, topo_[g] ? *topo_[g] : m_.graph(g).liveNodes(), 0});
+    std::vector<NodeId> picked;
+    topo_[g] = stableTopoOrder(
+        m_.graph(g), [](const Node &n) { return isTensorMove(n) || !n.subgraphs.empty(); }, picked);
+    stack.push_back({g, std::move(picked), 0});
   };
   if (m_.numGraphs() > 0)
     enter(0);
@@ -400,8 +421,13 @@ Verdict TensorMoveDeleter::decide(NodeRef t) {
 
   // Siblings: the other consumers of the TensorMove's producer output.
   const TraceStep &producer = trace.steps.front();
-  PortSummary &siblings = summary({producer.graph, producer.port});
+  // A summary only matters when the TensorMove is not the only reader; most
+  // are, and building (and keeping current) one per copy costs memory on
+  // large graphs. A port left unsummarized is built from the graph when
+  // first needed, so skipping it here changes nothing later.
   bool hasSiblings = g.consumers(producer.port).size() > 1;
+  PortSummary noSiblings;
+  PortSummary &siblings = hasSiblings ? summary({producer.graph, producer.port}) : noSiblings;
   if (auto keep = checkRule3(t, v, succs, siblings))
     return *keep;
   if (auto keep = checkRule4(trace, t.graph, succs))
@@ -497,8 +523,7 @@ std::optional<Verdict> TensorMoveDeleter::checkVariableWriters(NodeRef t, Verdic
     // TensorMove's own holder as a whole, and so with all its successors.
     while (w.graph != t.graph && m_.graph(w.graph).parentNode != kNoNode)
       w = {m_.graph(w.graph).parentGraph, m_.graph(w.graph).parentNode};
-    if (w.graph != t.graph || !seen.insert(w.node).second ||
-        !reaches(t.graph, t.node, w.node))
+    if (w.graph != t.graph || !seen.insert(w.node).second || !reaches(t.graph, t.node, w.node))
       continue; // elsewhere, seen, or before the copy: before every successor too
     for (const SuccInfo &succ : succs) {
       if (succ.node == w.node || directlyOrdered(m_.graph(t.graph), succ.node, w.node))
@@ -1083,10 +1108,12 @@ TensorMoveDeleteStats TensorMoveDeleter::run(std::vector<Remark> *remarks) {
       ++stats_.skipped;
   }
   stats_.kept = stats_.tensorMoves - stats_.deleted;
-  if (remarks)
+  if (remarks) {
+    remarks->reserve(remarks->size() + log.size());
     for (auto &r : log)
       if (r)
         remarks->push_back(std::move(*r));
+  }
   return stats_;
 }
 

@@ -92,9 +92,8 @@ TEST(ModelBuilder, SmallModelsAreRaceFreeOriginals) {
     for (size_t n : {120u, 300u}) {
       Module m = buildModelGraph(sized(n, seed));
       oracle::CheckResult r = oracle::checkOriginal(m, check);
-      EXPECT_EQ(r.verdict, oracle::Verdict::Sound)
-          << "seed " << seed << " nodes " << n << "\n"
-          << oracle::formatResult(r);
+      EXPECT_EQ(r.verdict, oracle::Verdict::Sound) << "seed " << seed << " nodes " << n << "\n"
+                                                   << oracle::formatResult(r);
     }
 }
 
@@ -124,8 +123,8 @@ TEST(ModelBuilder, RolesMeanWhatTheySay) {
         continue; // whether a forced deletion needs the pass's control edge varies
       oracle::CheckResult r =
           oracle::checkRefinement(original, withoutTensorMove(original, t), check);
-      oracle::Verdict expected = t.role == TensorMoveRole::Necessary ? oracle::Verdict::Violation
-                                                                     : oracle::Verdict::Sound;
+      oracle::Verdict expected =
+          t.role == TensorMoveRole::Necessary ? oracle::Verdict::Violation : oracle::Verdict::Sound;
       EXPECT_EQ(r.verdict, expected)
           << "seed " << seed << " " << original.graph(t.graph).node(t.node).name << " ("
           << t.pattern << ")\n"
@@ -135,6 +134,27 @@ TEST(ModelBuilder, RolesMeanWhatTheySay) {
   }
   EXPECT_GT(checked[TensorMoveRole::Necessary], 3u);
   EXPECT_GT(checked[TensorMoveRole::Conservative], 3u);
+}
+
+TEST(ModelBuilder, TheRaceCheckIsNotVacuous) {
+  // Negative control for the test above: without the copy, the in-place
+  // AssignAdd on the KV cache races with the reader of the cache that does
+  // not depend on it, and checkOriginal must reject the graph.
+  oracle::CheckOptions check;
+  check.numStates = 1;
+  size_t rejected = 0;
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    ModelInfo info;
+    Module m = buildModelGraph(sized(300, seed), &info);
+    for (const ModelTensorMove &t : info.tensorMoves)
+      if (t.pattern == "variable-write") {
+        oracle::CheckResult r = oracle::checkOriginal(withoutTensorMove(m, t), check);
+        EXPECT_EQ(r.verdict, oracle::Verdict::Invalid) << oracle::formatResult(r);
+        ++rejected;
+        break;
+      }
+  }
+  EXPECT_GT(rejected, 0u);
 }
 
 /// Names of the TensorMoves of each role that survive the pass.
@@ -173,9 +193,8 @@ TEST(ModelBuilder, ThePassResultIsProvedSoundOnSmallModels) {
   for (uint64_t seed = 1; seed <= 4; ++seed) {
     Module original = buildModelGraph(sized(160, seed));
     Evaluation e = evaluate(original, eval);
-    EXPECT_EQ(e.result.verdict, oracle::Verdict::Sound)
-        << "seed " << seed << "\n"
-        << oracle::formatResult(e.result);
+    EXPECT_EQ(e.result.verdict, oracle::Verdict::Sound) << "seed " << seed << "\n"
+                                                        << oracle::formatResult(e.result);
   }
 }
 

@@ -165,6 +165,9 @@ int runFuzz(const FuzzCmdOptions &cmd) {
     else
       std::cerr << statusLine(s, phase) << "\n";
   };
+  std::cerr << fmt::format("graphvet fuzz: campaign seed {} (case i draws seed {}+i; redraw one "
+                           "case with --seed <case seed> --cases 1), {} job{}, findings to {}\n",
+                           o.seed, o.seed, o.jobs, o.jobs == 1 ? "" : "s", o.outDir);
   auto oldInt = std::signal(SIGINT, onStopSignal);
   auto oldTerm = std::signal(SIGTERM, onStopSignal);
   props::CampaignResult r = props::runCampaign(o);
