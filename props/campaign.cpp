@@ -10,6 +10,7 @@
 #include "props/build_module.h"
 #include "props/evaluate.h"
 #include "props/generate.h"
+#include "props/missed.h"
 #include "props/reduce.h"
 #include "props/shrink.h"
 
@@ -21,7 +22,9 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <set>
 #include <thread>
+#include <tuple>
 
 namespace graphvet::props {
 namespace {
@@ -77,6 +80,44 @@ EvalOptions caseEvalOptions(const CampaignOptions &opts, uint64_t seed) {
   return eo;
 }
 
+MissedOptions missedOptions(const CampaignOptions &opts, uint64_t seed) {
+  MissedOptions mo;
+  mo.pipeline = opts.pipeline;
+  mo.check = opts.check;
+  mo.check.seed = seed;
+  // The campaign has just found the pass output sound.
+  mo.checkPassOutput = false;
+  return mo;
+}
+
+/// Tries every copy the pass kept in a sound case and counts the outcome.
+void countMissed(const CampaignOptions &opts, uint64_t index, const Module &original,
+                 const Evaluation &e, CampaignStats &stats) {
+  MissedReport r = findMissedIn(original, e.optimized, e.pipeline.remarks,
+                                missedOptions(opts, caseSeed(opts.seed, index)));
+  if (!r.ok) {
+    ++stats.missedInconclusive;
+    return;
+  }
+  ++stats.missedCases;
+  stats.missedDeleted += r.deleted;
+  stats.missedDeletedUnobserved += r.deletedUnobserved;
+  stats.missed += r.missed;
+  stats.missedNecessary += r.necessary;
+  stats.missedUnobserved += r.unobserved;
+  stats.missedInconclusive += r.inconclusive;
+  stats.missedReserved += r.reserved;
+  stats.missedUntried += r.untried;
+  for (const auto &[rule, n] : r.missedByRule)
+    stats.missedByRule[rule] += n;
+  if (opts.missedOutDir.empty() || r.missed == 0)
+    return;
+  size_t nodes = countNodes(original);
+  for (const MissedItem &item : r.items)
+    if (item.status == MissedStatus::Removable)
+      stats.missedHits.push_back({item.rule, item.node, index, nodes});
+}
+
 std::optional<Failure> runCase(const CampaignOptions &opts, uint64_t index, CampaignStats &stats) {
   uint64_t seed = caseSeed(opts.seed, index);
   Module m = generateModule(seed, opts.gen);
@@ -90,6 +131,8 @@ std::optional<Failure> runCase(const CampaignOptions &opts, uint64_t index, Camp
   switch (e.result.verdict) {
   case oracle::Verdict::Sound:
     ++stats.sound;
+    if (opts.missed)
+      countMissed(opts, index, m, e, stats);
     return std::nullopt;
   case oracle::Verdict::Inconclusive:
     ++stats.inconclusive;
@@ -222,6 +265,74 @@ template <typename F> void parallelFor(size_t n, unsigned jobs, F &&work) {
     t.join();
 }
 
+/// Regenerates the case of a missed copy, reduces it while the pass still
+/// keeps a removable copy for the same rule, and renders the example file.
+MissedExample makeMissedExample(const CampaignOptions &opts, const CampaignStats::MissedHit &hit) {
+  MissedExample ex;
+  ex.rule = hit.rule;
+  ex.caseIndex = hit.caseIndex;
+  ex.seed = caseSeed(opts.seed, hit.caseIndex);
+  Module original = generateModule(ex.seed, opts.gen);
+  ex.nodesBefore = countNodes(original);
+  MissedOptions mo = missedOptions(opts, ex.seed);
+  mo.checkPassOutput = true; // a reduced graph must stay a sound pass case
+  auto removableItem = [&](const MissedReport &r) -> const MissedItem * {
+    if (!r.ok || r.passVerdict != oracle::Verdict::Sound)
+      return nullptr;
+    for (const MissedItem &item : r.items)
+      if (item.status == MissedStatus::Removable && item.rule == hit.rule)
+        return &item;
+    return nullptr;
+  };
+  Module reduced = original;
+  if (opts.missedReduceBudget > 0) {
+    ReduceOptions ro;
+    ro.maxEvaluations = opts.missedReduceBudget;
+    ro.stop = opts.stop;
+    reduced = reduceModule(
+                  original,
+                  [&](const Module &m) { return removableItem(findMissed(m, mo)) != nullptr; }, ro)
+                  .module;
+  }
+  ex.nodesAfter = countNodes(reduced);
+  mo.keepCandidates = true;
+  MissedReport r = findMissed(reduced, mo);
+  const MissedItem *item = removableItem(r);
+  std::string passes = passesFlag(opts.pipeline);
+  std::string flags = (passes.empty() ? "" : " --passes " + passes) +
+                      (opts.pipeline.conservative ? " --tm-conservative" : "");
+  std::string text;
+  if (item) {
+    ex.node = item->node;
+    text += fmt::format("# graphvet missed example: tensor-move-delete kept {} [{}]; removing it "
+                        "alone is sound\n",
+                        item->node, item->rule);
+    text += "# pass remark: " + item->passMessage + "\n";
+    std::string moved, added;
+    for (const std::string &e : item->movedEdges)
+      moved += (moved.empty() ? "" : ", ") + e;
+    for (const std::string &e : item->addedEdges)
+      added += (added.empty() ? "" : ", ") + e;
+    text += "# removal: moved ctrl " + (moved.empty() ? "none" : moved) + "; added ctrl " +
+            (added.empty() ? "none" : added) + "\n";
+  } else {
+    text += fmt::format("# graphvet missed example [{}] (the reduced graph no longer shows it)\n",
+                        hit.rule);
+  }
+  text += fmt::format("# seed: {} (redraw the unreduced case: graphvet fuzz --seed {} --cases 1 "
+                      "--missed{})\n",
+                      ex.seed, ex.seed, opts.pipeline.conservative ? " --tm-conservative" : "");
+  text += fmt::format("# reduced: {} -> {} nodes\n", ex.nodesBefore, ex.nodesAfter);
+  // The oracle's initial states derive from the case seed: replay with it.
+  text += fmt::format("# replay: graphvet missed FILE{} --seed {} --no-z3\n", flags, ex.seed);
+  if (item && !item->candidate.empty()) {
+    text += "#\n# candidate (the pass output without " + item->node + "):\n";
+    text += commentLines("#   ", item->candidate);
+  }
+  ex.text = text + "\n" + printModule(reduced);
+  return ex;
+}
+
 } // namespace
 
 void CampaignStats::merge(const CampaignStats &o) {
@@ -233,6 +344,18 @@ void CampaignStats::merge(const CampaignStats &o) {
   tensorMoves += o.tensorMoves;
   deleted += o.deleted;
   kept += o.kept;
+  missedCases += o.missedCases;
+  missedDeleted += o.missedDeleted;
+  missedDeletedUnobserved += o.missedDeletedUnobserved;
+  missed += o.missed;
+  missedNecessary += o.missedNecessary;
+  missedUnobserved += o.missedUnobserved;
+  missedInconclusive += o.missedInconclusive;
+  missedReserved += o.missedReserved;
+  missedUntried += o.missedUntried;
+  for (const auto &[k, v] : o.missedByRule)
+    missedByRule[k] += v;
+  missedHits.insert(missedHits.end(), o.missedHits.begin(), o.missedHits.end());
   for (const auto &[k, v] : o.rules)
     rules[k] += v;
   for (const auto &[k, v] : o.kinds)
@@ -319,6 +442,7 @@ CampaignResult runCampaign(const CampaignOptions &opts) {
            (opts.stop && opts.stop->load(std::memory_order_relaxed));
   };
   auto start = Clock::now();
+  std::mutex firstFailureMutex;
   std::vector<std::thread> threads;
   std::atomic<unsigned> running{jobs};
   for (unsigned j = 0; j < jobs; ++j)
@@ -329,6 +453,16 @@ CampaignResult runCampaign(const CampaignOptions &opts) {
           break;
         CampaignStats one;
         std::optional<Failure> f = runCase(opts, i, one);
+        if (f) {
+          double at = std::chrono::duration<double>(Clock::now() - start).count();
+          std::lock_guard lock(firstFailureMutex);
+          if (!result.firstFailureSeconds || at < *result.firstFailureSeconds)
+            result.firstFailureSeconds = at;
+          if (!result.firstFailureCase || i < *result.firstFailureCase)
+            result.firstFailureCase = i;
+          if (opts.stopOnFirstFailure)
+            timeUp = true;
+        }
         std::lock_guard lock(w.mutex);
         w.stats.merge(one);
         if (f)
@@ -446,6 +580,50 @@ CampaignResult runCampaign(const CampaignOptions &opts) {
       f.path = shown;
     else
       result.errors.push_back(error);
+  }
+
+  // ---- phase 3: examples of missed optimizations -------------------------------
+  if (!opts.missedOutDir.empty() && !result.stats.missedHits.empty() &&
+      !(opts.stop && opts.stop->load())) {
+    // The smallest cases of each rule (ties by case index, then node): the
+    // choice depends only on the set of cases run, never on the jobs.
+    std::map<std::string, std::vector<CampaignStats::MissedHit>> byRule;
+    for (const CampaignStats::MissedHit &h : result.stats.missedHits)
+      byRule[h.rule].push_back(h);
+    std::vector<CampaignStats::MissedHit> chosen;
+    for (auto &[rule, hits] : byRule) {
+      std::sort(hits.begin(), hits.end(), [](const auto &a, const auto &b) {
+        return std::tie(a.nodes, a.caseIndex, a.node) < std::tie(b.nodes, b.caseIndex, b.node);
+      });
+      std::set<uint64_t> casesTaken;
+      for (const CampaignStats::MissedHit &h : hits)
+        if (casesTaken.size() < opts.missedExamplesPerRule && casesTaken.insert(h.caseIndex).second)
+          chosen.push_back(h);
+    }
+    std::vector<MissedExample> examples(chosen.size());
+    parallelFor(chosen.size(), jobs,
+                [&](size_t i) { examples[i] = makeMissedExample(opts, chosen[i]); });
+    std::error_code ec;
+    std::filesystem::create_directories(opts.missedOutDir, ec);
+    if (ec)
+      result.errors.push_back(opts.missedOutDir +
+                              ": error: cannot create directory: " + ec.message());
+    std::set<std::string> names;
+    for (MissedExample &ex : examples) {
+      std::string sig = hex64(fnv1a(ex.text)).substr(0, 8);
+      std::string name = "missed-" + sanitize(ex.rule) + "-" + sig + ".graph";
+      if (!names.insert(name).second)
+        continue; // two cases reduced to the same example
+      if (!ec) {
+        std::string path = opts.missedOutDir + "/" + name;
+        std::string error;
+        if (writeAtomically(path, ex.text, error))
+          ex.path = path;
+        else
+          result.errors.push_back(error);
+      }
+      result.missedExamples.push_back(std::move(ex));
+    }
   }
   result.interrupted = opts.stop && opts.stop->load();
   return result;

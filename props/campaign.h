@@ -42,6 +42,17 @@ struct CampaignOptions {
   bool confirmWithZ3 = true;
   /// Where findings are written ("" = keep them in memory only).
   std::string outDir;
+  /// Missed optimizations (props/missed.h): after a sound check, remove each
+  /// TensorMove the pass kept, alone, and ask the oracle. Costs one check per
+  /// kept copy. Missed copies are figures, never findings.
+  bool missed = false;
+  /// Where to save example originals with a missed copy ("" = none): up to
+  /// missedExamplesPerRule per rule tag, the smallest graphs first (ties by
+  /// case index), each reduced with at most missedReduceBudget evaluations
+  /// while the pass still keeps a removable copy for that rule.
+  std::string missedOutDir;
+  unsigned missedExamplesPerRule = 3;
+  unsigned missedReduceBudget = 300;
   /// Shrinking budget per finding: recipe shrink steps tried, then IR
   /// reduction evaluations.
   unsigned recipeShrinkBudget = 1500;
@@ -50,6 +61,11 @@ struct CampaignOptions {
   /// and this many overall.
   unsigned shrinksPerClass = 2;
   unsigned maxShrinks = 60;
+  /// Stop drawing cases once any case has failed (mutation testing asks only
+  /// "is anything found, and how fast?"). The failures found so far, at least
+  /// one, are still shrunk and saved. With jobs > 1 the cases that were
+  /// already running finish, so more than one failure may come out.
+  bool stopOnFirstFailure = false;
   /// Set by a signal handler: stop drawing cases, shrink no further, save.
   const std::atomic<bool> *stop = nullptr;
   /// Progress: called about every progressInterval seconds during phase 1
@@ -77,6 +93,33 @@ struct CampaignStats {
   uint64_t tensorMoves = 0; ///< TensorMoves seen by the pass
   uint64_t deleted = 0;
   uint64_t kept = 0;
+  /// With CampaignOptions::missed, over the sound cases (the only ones examined):
+  uint64_t missedCases = 0;             ///< cases examined
+  uint64_t missedDeleted = 0;           ///< D: copies the pass deleted in those cases
+  uint64_t missedDeletedUnobserved = 0; ///< of D, dead code in the original
+  uint64_t missed = 0;                  ///< M: kept copies the oracle proves removable
+  uint64_t missedNecessary = 0, missedInconclusive = 0, missedReserved = 0, missedUntried = 0;
+  uint64_t missedUnobserved = 0;                ///< removable dead copies (not in M)
+  std::map<std::string, uint64_t> missedByRule; ///< M by the rule that kept the copy
+  /// One record per missed copy when examples are wanted (missedOutDir set).
+  struct MissedHit {
+    std::string rule, node;
+    uint64_t caseIndex = 0;
+    size_t nodes = 0; ///< size of the case's original
+  };
+  std::vector<MissedHit> missedHits;
+  /// D / (D + M) over the examined cases; 1 when there was nothing to delete.
+  /// D_live / (D_live + M): over copies whose bytes are observed (MissedReport::recall).
+  double recall() const {
+    uint64_t live = missedDeleted - missedDeletedUnobserved;
+    return live + missed == 0 ? 1.0
+                              : static_cast<double>(live) / static_cast<double>(live + missed);
+  }
+  /// D / (D + M + U): dead copies included.
+  double recallAll() const {
+    uint64_t all = missedDeleted + missed + missedUnobserved;
+    return all == 0 ? 1.0 : static_cast<double>(missedDeleted) / static_cast<double>(all);
+  }
   /// Remarks by "decision:rule" (e.g. "deleted:scenario1", "kept:rule4-conflict").
   std::map<std::string, uint64_t> rules;
   /// Violating cases by kind.
@@ -107,10 +150,26 @@ struct Finding {
   std::string fileText() const;
 };
 
+/// A saved example of a missed optimization (CampaignOptions::missedOutDir).
+struct MissedExample {
+  std::string rule; ///< the rule tag that kept the copy
+  std::string node; ///< the kept copy in the reduced graph
+  uint64_t caseIndex = 0;
+  uint64_t seed = 0; ///< case seed
+  size_t nodesBefore = 0, nodesAfter = 0;
+  std::string text; ///< header comments then the reduced original
+  std::string path; ///< where it was written ("" if not written)
+};
+
 struct CampaignResult {
   CampaignStats stats;
   std::vector<Finding> findings;
+  std::vector<MissedExample> missedExamples; ///< by rule, then size
   bool interrupted = false;
+  /// Seconds from the start of phase 1 until the first failing case had run
+  /// (wall clock; a measurement, it decides nothing), and that case's index.
+  std::optional<double> firstFailureSeconds;
+  std::optional<uint64_t> firstFailureCase;
   /// Failing cases of classes that were never shrunk (opts.maxShrinks hit).
   uint64_t unshrunkFailures = 0;
   std::vector<std::string> errors; ///< e.g. a finding that could not be written

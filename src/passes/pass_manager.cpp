@@ -11,6 +11,23 @@ namespace {
 PassStats runTensorMoveDeletePass(Module &m, PassContext &ctx) {
   TensorMoveDeleteOptions options;
   options.grants = readReuseGrants(m.options, m.optionLocs, ctx.warnings);
+  // The reference design's narrower scope: from the pipeline (graphvet opt
+  // --tm-conservative) or the module option (also `--option KEY=true`).
+  options.conservative = ctx.options.conservative;
+  if (auto it = m.options.find(std::string(kTensorMoveDeleteConservativeOption));
+      it != m.options.end()) {
+    if (it->second == "true") {
+      options.conservative = true;
+    } else if (it->second != "false") {
+      Diagnostic d;
+      if (auto loc = m.optionLocs.find(it->first); loc != m.optionLocs.end())
+        d.loc = loc->second;
+      d.severity = Severity::Warning;
+      d.message = "option " + it->first + " = \"" + it->second +
+                  "\": expected true or false; the option is ignored";
+      ctx.warnings.push_back(std::move(d));
+    }
+  }
   TensorMoveDeleteStats s = runTensorMoveDelete(m, options, &ctx.remarks);
   PassStats stats;
   stats.counters["tensor_moves"] = s.tensorMoves;

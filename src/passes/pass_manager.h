@@ -22,7 +22,9 @@ struct PipelineOptions {
   std::vector<std::string> disabled;                  ///< --disable-pass NAME
   std::map<std::string, std::string> optionOverrides; ///< --option K=V (over the options block)
   bool verifyEach = true;                             ///< run verifyModule after every pass
-  bool conservative = false; ///< reserved for a later issue (--tm-conservative); ignored
+  /// tensor-move-delete in the reference design's scope, no extensions
+  /// (graphvet opt --tm-conservative); TensorMoveDeleteOptions::conservative.
+  bool conservative = false;
 };
 
 struct PipelineResult {

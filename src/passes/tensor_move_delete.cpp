@@ -71,6 +71,13 @@ struct Verdict {
   SourceTrace trace;
   /// Scenario-5 control edges sibling -> successor to add before deleting.
   std::vector<std::pair<NodeId, NodeId>> pending;
+  /// For an extension: every buffer the source can be (control flow
+  /// resolved); empty for the design's rules (the trace's source).
+  std::vector<SourceTrace> ends;
+  /// Scenario 5 facts for naming the deletion: a sibling writes; a sibling
+  /// holds subgraphs (allowed only by the ext-sibling-holder extension).
+  bool writingSibling = false;
+  bool holderSibling = false;
 };
 
 /// True when an edge from `from` to `to` already orders all of `from` before
@@ -134,6 +141,42 @@ private:
   std::string sourceName(const SourceTrace &t) const;
 
   Verdict decide(NodeRef t);
+  Verdict decideByDesign(NodeRef t);
+  /// Extensions beyond the design (not in conservative mode): a TensorMove
+  /// the rules kept is deleted when every buffer its source can be is written
+  /// only before the copy, the copy is never written, and merging adds no
+  /// observable alias or layout class (ext-readonly-source,
+  /// ext-readonly-control-flow).
+  std::optional<Verdict> tryReadOnlyMemory(NodeRef t, const Verdict &kept);
+  /// Extension ext-loop-variable: a copy of a While's loop variable inside
+  /// the loop, when nothing in the loop writes that variable.
+  std::optional<Verdict> tryLoopVariable(NodeRef t, const Verdict &kept, SourceTrace trace);
+  /// The possible real sources of a trace that ended at control flow: a
+  /// branch Data continues at the holder's input, an If/Case output at every
+  /// branch's result, a While output at the While's input (its loop variable
+  /// lives there). nullopt when a loop body's Data is involved, a link is
+  /// missing or the expansion budget runs out.
+  std::optional<std::vector<SourceTrace>> resolveControlFlow(const SourceTrace &trace);
+  /// Identity of the buffer a (non-control-flow) trace ends at.
+  using BufferKey = std::tuple<int, GraphId, NodeId, uint32_t, std::string>;
+  BufferKey bufferKey(const SourceTrace &trace) const;
+  /// What the whole module does with one buffer (every alias included).
+  struct BufferFacts {
+    bool overBudget = false;
+    bool rootOutputs = false;     ///< some graph output is bound to it
+    bool continuous = false;      ///< some continuous-input op reads it
+    std::vector<NodeRef> writers; ///< every node writing or scribbling on it
+  };
+  /// Cached per buffer; deletions keep the cache current through noteMerge.
+  const BufferFacts &bufferFacts(const SourceTrace &trace);
+  /// True when writer `w` runs before the TensorMove in every schedule:
+  /// directly ordered before it or on its trace path (data edges between
+  /// non-call nodes of its graph), after lifting a writer inside a
+  /// control-flow holder to the holder (which runs as one step).
+  bool precedesCopy(NodeRef t, const SourceTrace &trace, NodeRef w) const;
+  /// After a deletion merged a copy into the buffer(s) `ends`: the copy's
+  /// accesses become the source's.
+  void noteMerge(const std::vector<SourceTrace> &ends, const BufferUses &copy);
   std::optional<Verdict> checkRule1(NodeRef t, const SourceTrace &trace,
                                     const std::vector<SuccInfo> &succs);
   std::optional<Verdict> checkVariableWriters(NodeRef t, Verdict &v,
@@ -201,6 +244,9 @@ private:
 
   // Per-decision cache of the forward exploration from the TensorMove.
   std::optional<BufferUses> tmUses_;
+  /// bufferFacts' cache. Monotone: a buffer only ever gains accesses
+  /// (deletions merge copies into it), so facts are only ever added.
+  std::map<BufferKey, BufferFacts> facts_;
 };
 
 OrderIndex &TensorMoveDeleter::order(GraphId g) {
@@ -333,6 +379,21 @@ const BufferUses &TensorMoveDeleter::tensorMoveUses(NodeRef t) {
 
 Verdict TensorMoveDeleter::decide(NodeRef t) {
   tmUses_.reset();
+  Verdict v = decideByDesign(t);
+  if (opts_.conservative || v.outcome != Outcome::Keep)
+    return v;
+  // Keeps that no extension may lift: the TensorMove is not a plain copy,
+  // its memory cannot be traced, or the graph is broken.
+  static const std::set<std::string, std::less<>> kFinal = {
+      "malformed-tensor-move", "cyclic-graph", "tensor-desc-mismatch", "rule1-no-path"};
+  if (kFinal.count(v.rule))
+    return v;
+  if (auto ext = tryReadOnlyMemory(t, v))
+    return *ext;
+  return v;
+}
+
+Verdict TensorMoveDeleter::decideByDesign(NodeRef t) {
   const Graph &g = m_.graph(t.graph);
   const Node &tm = g.node(t.node);
 
@@ -438,10 +499,10 @@ Verdict TensorMoveDeleter::decide(NodeRef t) {
   // Every rule holds: name the scenario the deletion falls under.
   v.outcome = Outcome::Delete;
   if (hasSiblings) {
-    bool writingSibling = !siblings.of(SiblingKind::Writer).empty();
-    v.rule = !v.pending.empty() ? "scenario5-read-write"
-             : writingSibling   ? "scenario5-write-read"
-                                : "scenario5-read-read";
+    v.rule = v.holderSibling      ? "ext-sibling-holder"
+             : !v.pending.empty() ? "scenario5-read-write"
+             : v.writingSibling   ? "scenario5-write-read"
+                                  : "scenario5-read-read";
   } else if (trace.kind == SourceKind::UserInput) {
     v.rule = "scenario3";
   } else if (trace.kind != SourceKind::Ordinary) {
@@ -450,6 +511,316 @@ Verdict TensorMoveDeleter::decide(NodeRef t) {
     v.rule = trace.steps.size() > 1 ? "scenario2" : "scenario1";
   }
   return v;
+}
+
+std::optional<std::vector<SourceTrace>>
+TensorMoveDeleter::resolveControlFlow(const SourceTrace &trace) {
+  // Each expansion follows one control-flow step; the bound keeps a deep or
+  // wide nest of branches from costing more than a short walk per copy.
+  constexpr size_t kMaxExpansions = 64;
+  std::vector<SourceTrace> ends, work{trace};
+  size_t expansions = 0;
+  while (!work.empty()) {
+    SourceTrace tr = std::move(work.back());
+    work.pop_back();
+    if (tr.kind == SourceKind::None || tr.steps.empty())
+      return std::nullopt;
+    if (tr.kind != SourceKind::ControlFlow) {
+      ends.push_back(std::move(tr));
+      continue;
+    }
+    if (++expansions > kMaxExpansions)
+      return std::nullopt;
+    const TraceStep &end = tr.steps.back();
+    const Graph &graph = m_.graph(end.graph);
+    const Node &n = graph.node(end.port.node);
+    if (opKind(n) == OpKind::DataSource) {
+      // A branch Data is bound to the holder's input (semantics.md §1); a
+      // loop variable is written back by the While itself: not read-only.
+      if (graph.parentNode == kNoNode)
+        return std::nullopt;
+      const Node &holder = m_.graph(graph.parentGraph).node(graph.parentNode);
+      auto p = n.intAttr("_parent_node_index");
+      if (opKind(holder) == OpKind::While || !p || *p < 0 || *p >= int64_t(holder.inputs.size()) ||
+          !holder.inputs[size_t(*p)])
+        return std::nullopt;
+      work.push_back(
+          traceSource(m_, index_, graph.parentGraph, *holder.inputs[size_t(*p)], maxTraceSteps_));
+      continue;
+    }
+    // A While output is the buffer of its input (loop-carried in place; the
+    // While is one of its writers). An If/Case output is the taken branch's
+    // result: any branch's.
+    if (opKind(n) == OpKind::While) {
+      if (end.port.index >= n.inputs.size() || !n.inputs[end.port.index])
+        return std::nullopt;
+      work.push_back(traceSource(m_, index_, end.graph, *n.inputs[end.port.index], maxTraceSteps_));
+      continue;
+    }
+    if ((opKind(n) != OpKind::If && opKind(n) != OpKind::Case) || n.subgraphs.empty())
+      return std::nullopt;
+    for (GraphId sub : n.subgraphs) {
+      NodeId out = index_.netOutput(sub);
+      auto slots = index_.resultSlots(sub, end.port.index);
+      if (out == kNoNode || slots.size() != 1)
+        return std::nullopt;
+      const Node &netOut = m_.graph(sub).node(out);
+      if (slots[0] >= netOut.inputs.size() || !netOut.inputs[slots[0]])
+        return std::nullopt;
+      work.push_back(traceSource(m_, index_, sub, *netOut.inputs[slots[0]], maxTraceSteps_));
+    }
+  }
+  return ends;
+}
+
+TensorMoveDeleter::BufferKey TensorMoveDeleter::bufferKey(const SourceTrace &trace) const {
+  const TraceStep &src = trace.steps.back();
+  const Node &n = m_.graph(src.graph).node(src.port.node);
+  switch (trace.kind) {
+  case SourceKind::UserInput:
+    return {1, 0, 0, trace.userInput, ""};
+  case SourceKind::Variable:
+    return {2, 0, 0, 0, n.name};
+  case SourceKind::VariableRef:
+    return {2, 0, 0, 0, *refVarSrcName(n, src.port.index)};
+  default:
+    return {3, src.graph, src.port.node, src.port.index, ""};
+  }
+}
+
+const TensorMoveDeleter::BufferFacts &TensorMoveDeleter::bufferFacts(const SourceTrace &trace) {
+  BufferKey key = bufferKey(trace);
+  if (auto it = facts_.find(key); it != facts_.end())
+    return it->second;
+  // Every port bound to the buffer directly: the user input's root Data
+  // nodes, the variable's ports, or the source port; the exploration finds
+  // every alias (views, refs, subgraph boundaries, control-flow results).
+  std::vector<SlotRef> slots;
+  auto addPort = [&](PortRef p) {
+    for (const SlotRef &s : consumerSlots(m_, p))
+      slots.push_back(s);
+  };
+  if (std::get<0>(key) == 1) {
+    for (NodeId d : index_.rootDataWithIndex(trace.userInput))
+      for (uint32_t k = 0; k < m_.graph(0).node(d).numOutputs; ++k)
+        addPort({0, {d, k}});
+  } else if (std::get<0>(key) == 2) {
+    for (const PortRef &p : index_.variablePorts(std::get<4>(key)))
+      addPort(p);
+  } else {
+    addPort({trace.steps.back().graph, trace.steps.back().port});
+  }
+  BufferUses uses = exploreUses(m_, index_, slots, opts_.analysisBudget);
+  BufferFacts f;
+  f.overBudget = uses.overBudget;
+  f.rootOutputs = !uses.rootOutputs.empty();
+  f.continuous = !uses.continuousUsers.empty();
+  f.writers = std::move(uses.writers);
+  return facts_.emplace(key, std::move(f)).first->second;
+}
+
+bool TensorMoveDeleter::precedesCopy(NodeRef t, const SourceTrace &trace, NodeRef w) const {
+  // A writer nested in If/Case/While is ordered with the whole holder, which
+  // runs as one step. A call is transparent (semantics.md §2): a path through
+  // it proves nothing about the nodes inside, so calls are never lifted.
+  while (w.graph != t.graph) {
+    const Graph &wg = m_.graph(w.graph);
+    if (wg.parentNode == kNoNode || wg.parentGraph == kNoGraph)
+      return false;
+    w = {wg.parentGraph, wg.parentNode};
+    if (!isControlFlow(m_.graph(w.graph).node(w.node)))
+      return false;
+  }
+  if (w.node == t.node)
+    return false;
+  // A control edge into the copy moves onto its consumers, which then follow
+  // the writer; but a subgraph NetOutput consumer stands for readers outside
+  // the call, which an edge inside orders nothing before (as in Rule 3). Only
+  // the data path from the writer to the producer orders those.
+  const Graph &tg = m_.graph(t.graph);
+  bool resultConsumer = false;
+  if (tg.parentNode != kNoNode)
+    for (InPort c : tg.node(t.node).consumers[0])
+      resultConsumer = resultConsumer || opKind(tg.node(c.node)) == OpKind::NetOutput;
+  if (!resultConsumer && directlyOrdered(tg, w.node, t.node))
+    return true;
+  // On the trace path: each step feeds the next by a data edge, the first
+  // feeds the TensorMove.
+  for (const TraceStep &step : trace.steps) {
+    if (step.graph != t.graph || opKind(m_.graph(t.graph).node(step.port.node)) == OpKind::Call)
+      return false;
+    if (step.port.node == w.node)
+      return true;
+  }
+  return false;
+}
+
+void TensorMoveDeleter::noteMerge(const std::vector<SourceTrace> &ends, const BufferUses &copy) {
+  for (const SourceTrace &end : ends) {
+    if (end.steps.empty() || end.kind == SourceKind::None || end.kind == SourceKind::ControlFlow)
+      continue;
+    auto it = facts_.find(bufferKey(end));
+    if (it == facts_.end())
+      continue; // computed from the graph (as it is then) when first needed
+    BufferFacts &f = it->second;
+    f.overBudget = f.overBudget || copy.overBudget;
+    f.rootOutputs = f.rootOutputs || !copy.rootOutputs.empty();
+    f.continuous = f.continuous || !copy.continuousUsers.empty();
+    f.writers.insert(f.writers.end(), copy.writers.begin(), copy.writers.end());
+  }
+}
+
+std::optional<Verdict> TensorMoveDeleter::tryReadOnlyMemory(NodeRef t, const Verdict &kept) {
+  // Sound because nothing can tell the two buffers apart: every buffer the
+  // source can be is written only by nodes that run before the copy, and the
+  // copy is never written, so every successor reads at its own time exactly
+  // the bytes the copy took, in both runs. The copy reaches no op demanding
+  // continuous inputs (no new layout class); when it reaches a graph output,
+  // the source is a fresh buffer that is no graph output, user input,
+  // variable or weight and feeds no continuous-input op, so the caller sees
+  // no new alias and §6 no new conflict. No ordering is needed beyond the
+  // control edges apply() moves.
+  constexpr size_t kMaxWriters = 64; // writers checked per copy (cost bound)
+  const Node &tm = m_.graph(t.graph).node(t.node);
+  SourceTrace trace = traceSource(m_, index_, t.graph, *tm.inputs[0], maxTraceSteps_);
+  bool viaControlFlow = trace.kind == SourceKind::ControlFlow;
+  std::optional<std::vector<SourceTrace>> ends;
+  if (viaControlFlow)
+    ends = resolveControlFlow(trace);
+  else if (trace.kind != SourceKind::None && !trace.steps.empty())
+    ends = std::vector<SourceTrace>{trace};
+  if (viaControlFlow && !ends)
+    return tryLoopVariable(t, kept, std::move(trace));
+  if (!ends || ends->empty())
+    return std::nullopt;
+  for (const SourceTrace &end : *ends) {
+    const TraceStep &src = end.steps.back();
+    if (outputBytes(tm, 0) != outputBytes(m_.graph(src.graph).node(src.port.node), src.port.index))
+      return std::nullopt;
+  }
+  const BufferUses &copy = tensorMoveUses(t);
+  if (copy.overBudget || writes(copy.access) || !copy.writers.empty() ||
+      !copy.continuousUsers.empty())
+    return std::nullopt;
+  // A copy reaching graph outputs may merge into a fresh buffer nobody can
+  // observe, or into a user input whose sharing with those outputs the
+  // options grant: inputReuseMemIndexes lets any output share it (and so
+  // each other); an outputReuseInputMemIndexes pair "j,k" only output j, so
+  // the input must not be another graph output already (the merge would
+  // make the two outputs alias: found by graphvet fuzz --seed 1).
+  bool grantedOutputs = false;
+  auto outputsGranted = [&](const SourceTrace &end) {
+    if (end.kind != SourceKind::UserInput)
+      return false;
+    if (opts_.grants.reusableInputs.count(end.userInput))
+      return true;
+    if (bufferFacts(end).rootOutputs)
+      return false;
+    std::set<uint32_t> allowed = opts_.grants.outputsFor(end.userInput);
+    return std::all_of(copy.rootOutputs.begin(), copy.rootOutputs.end(),
+                       [&](uint32_t j) { return allowed.count(j) > 0; });
+  };
+  for (const SourceTrace &end : *ends) {
+    bool granted = !copy.rootOutputs.empty() && outputsGranted(end);
+    grantedOutputs = grantedOutputs || granted;
+    if (!copy.rootOutputs.empty() && end.kind != SourceKind::Ordinary && !granted)
+      return std::nullopt;
+    const BufferFacts &f = bufferFacts(end);
+    if (f.overBudget || f.writers.size() > kMaxWriters)
+      return std::nullopt;
+    if (!copy.rootOutputs.empty() && ((f.rootOutputs && !granted) || f.continuous))
+      return std::nullopt;
+    for (NodeRef w : f.writers)
+      if (!precedesCopy(t, trace, w))
+        return std::nullopt;
+  }
+  Verdict v;
+  v.outcome = Outcome::Delete;
+  v.rule = viaControlFlow   ? "ext-readonly-control-flow"
+           : grantedOutputs ? "ext-readonly-granted-output"
+                            : "ext-readonly-source";
+  v.reason = kept.rule;
+  v.trace = std::move(trace);
+  v.ends = std::move(*ends);
+  return v;
+}
+
+std::optional<Verdict> TensorMoveDeleter::tryLoopVariable(NodeRef t, const Verdict &kept,
+                                                          SourceTrace trace) {
+  // The trace ended at a Data of a While's cond or body: the loop variable L
+  // (the buffer of the While's input p). Within one iteration the copy takes
+  // L, its readers read it, and the body's results are written back into the
+  // loop variables at the end. When nothing in the While's subgraphs (nor
+  // anything the memory reaches from them) writes L, L holds the copy's bytes
+  // from the copy until the write-back, so readers of L see what they saw in
+  // the copy, and writing back L (instead of the copy) into a loop variable
+  // writes the same bytes. Everything outside the While runs before or after
+  // the whole loop (one step), so accesses there do not matter. The copy
+  // itself must be unwritten and reach no graph output or continuous-input
+  // op, as for ext-readonly-source.
+  const TraceStep &end = trace.steps.back();
+  const Graph &bodyGraph = m_.graph(end.graph);
+  const Node &data = bodyGraph.node(end.port.node);
+  if (opKind(data) != OpKind::DataSource || bodyGraph.parentNode == kNoNode)
+    return std::nullopt;
+  const Node &loop = m_.graph(bodyGraph.parentGraph).node(bodyGraph.parentNode);
+  auto p = data.intAttr("_parent_node_index");
+  if (opKind(loop) != OpKind::While || !p || *p < 0 || *p >= int64_t(loop.inputs.size()) ||
+      !loop.inputs[size_t(*p)])
+    return std::nullopt;
+  // The copy must not resize: compare with the Data's description and with
+  // the buffer really bound to the loop variable (the While input's source).
+  const Node &tm = m_.graph(t.graph).node(t.node);
+  SourceTrace outer =
+      traceSource(m_, index_, bodyGraph.parentGraph, *loop.inputs[size_t(*p)], maxTraceSteps_);
+  if (outer.kind == SourceKind::None || outer.kind == SourceKind::ControlFlow ||
+      outer.steps.empty())
+    return std::nullopt;
+  const TraceStep &real = outer.steps.back();
+  if (outputBytes(tm, 0) != outputBytes(data, end.port.index) ||
+      outputBytes(tm, 0) != outputBytes(m_.graph(real.graph).node(real.port.node), real.port.index))
+    return std::nullopt;
+  const BufferUses &copy = tensorMoveUses(t);
+  if (copy.overBudget || writes(copy.access) || !copy.writers.empty() ||
+      !copy.rootOutputs.empty() || !copy.continuousUsers.empty())
+    return std::nullopt;
+  std::vector<SlotRef> slots;
+  for (GraphId sub : loop.subgraphs)
+    for (NodeId d : index_.dataForParentInput(sub, uint32_t(*p)))
+      for (uint32_t k = 0; k < m_.graph(sub).node(d).numOutputs; ++k)
+        for (const SlotRef &s : consumerSlots(m_, {sub, {d, k}}))
+          slots.push_back(s);
+  BufferUses inside = exploreUses(m_, index_, slots, opts_.analysisBudget);
+  if (inside.overBudget || writes(inside.access) || !inside.writers.empty())
+    return std::nullopt;
+  // The loop variable's buffer may also be reached inside the loop by other
+  // routes: a variable by name (a reference to it inside the body), or the
+  // same buffer bound to another loop variable. Every writer of the real
+  // buffer must be the While itself or outside it (found by graphvet fuzz
+  // --seed 424242).
+  constexpr size_t kMaxWriters = 64; // writers checked per copy (cost bound)
+  const BufferFacts &facts = bufferFacts(outer);
+  if (facts.overBudget || facts.writers.size() > kMaxWriters)
+    return std::nullopt;
+  NodeRef loopRef{bodyGraph.parentGraph, bodyGraph.parentNode};
+  for (NodeRef w : facts.writers) {
+    if (w == loopRef)
+      continue;
+    for (NodeRef at = w;;) {
+      if (at == loopRef)
+        return std::nullopt; // a writer inside the loop
+      const Graph &ag = m_.graph(at.graph);
+      if (ag.parentNode == kNoNode || ag.parentGraph == kNoGraph)
+        break;
+      at = {ag.parentGraph, ag.parentNode};
+    }
+  }
+  Verdict v;
+  v.outcome = Outcome::Delete;
+  v.rule = "ext-loop-variable";
+  v.reason = kept.rule;
+  v.trace = std::move(trace);
+  return v; // (ends stays empty: the loop variable's facts are not cached)
 }
 
 std::optional<Verdict> TensorMoveDeleter::checkRule1(NodeRef t, const SourceTrace &trace,
@@ -636,9 +1007,35 @@ std::optional<Verdict> TensorMoveDeleter::checkRule3(NodeRef t, Verdict &v,
   if (NodeId n = first(SiblingKind::NetOutput); n != kNoNode)
     return keepFor("rule3-sibling-netoutput",
                    "Rule 3: sibling " + name(t.graph, n) + " is a NetOutput");
-  if (NodeId n = first(SiblingKind::Holder); n != kNoNode)
-    return keepFor("rule3-sibling-subgraph",
-                   "Rule 3: sibling " + name(t.graph, n) + " holds subgraphs");
+  // Extension ext-sibling-holder: a holder sibling is classified by what its
+  // subgraphs do with the memory, explored now (deleting copies inside can
+  // change it, so it is never cached); a control edge to or from the holder
+  // orders every node inside (a call's, and a control-flow step), so the
+  // scenario-5 rules below then apply to it like to any reader or writer.
+  std::vector<NodeId> holderReaders, holderWriters;
+  if (NodeId n = first(SiblingKind::Holder); n != kNoNode) {
+    constexpr size_t kMaxHolderSiblings = 8; // explorations per copy (cost bound)
+    std::vector<NodeId> holders = others(SiblingKind::Holder);
+    if (opts_.conservative || holders.size() > kMaxHolderSiblings)
+      return keepFor("rule3-sibling-subgraph",
+                     "Rule 3: sibling " + name(t.graph, n) + " holds subgraphs");
+    OutPort producerPort = trace.steps.front().port;
+    for (NodeId h : holders) {
+      const Node &hn = g.node(h);
+      for (uint32_t i = 0; i < hn.inputs.size(); ++i) {
+        if (!hn.inputs[i] || *hn.inputs[i] != producerPort)
+          continue;
+        if (passesMemoryOn(m_, index_, t.graph, h, i, opts_.analysisBudget))
+          return keepFor("rule3-sibling-subgraph",
+                         "Rule 3: sibling " + name(t.graph, h) + " holds subgraphs");
+        SlotRef slot{t.graph, {h, i}};
+        BufferUses uses =
+            exploreUses(m_, index_, std::span<const SlotRef>(&slot, 1), opts_.analysisBudget);
+        (writes(uses.access) ? holderWriters : holderReaders).push_back(h);
+      }
+    }
+    v.holderSibling = true;
+  }
   if (NodeId n = first(SiblingKind::PassesOn); n != kNoNode)
     return keepFor("rule3-sibling-passes-memory",
                    "Rule 3: sibling " + name(t.graph, n) + " passes the memory on");
@@ -648,7 +1045,10 @@ std::optional<Verdict> TensorMoveDeleter::checkRule3(NodeRef t, Verdict &v,
   for (const SuccInfo &succ : succs)
     if (writes(succ.access))
       writingSuccs.push_back(&succ);
-  for (NodeId sib : others(SiblingKind::Writer)) {
+  std::vector<NodeId> writingSiblings = others(SiblingKind::Writer);
+  writingSiblings.insert(writingSiblings.end(), holderWriters.begin(), holderWriters.end());
+  v.writingSibling = !writingSiblings.empty();
+  for (NodeId sib : writingSiblings) {
     std::string sibName = name(t.graph, sib);
     if (!writingSuccs.empty())
       return keepFor("rule3-both-write", "Rule 3: sibling " + sibName + " and successor " +
@@ -660,6 +1060,15 @@ std::optional<Verdict> TensorMoveDeleter::checkRule3(NodeRef t, Verdict &v,
         return keepFor("rule3-successor-passes-memory", "Rule 3: sibling " + sibName +
                                                             " writes the memory and successor " +
                                                             succName + " passes it on");
+      // A NetOutput is not a reader that a control edge can order: the root
+      // one is observed after the whole run, a subgraph's hands the memory to
+      // the holder's consumers outside. An edge `NetOutput -> sibling` (one
+      // the pass itself may have moved there) orders no read before the
+      // write (found by graphvet fuzz --seed 1).
+      if (opKind(g.node(succ.node)) == OpKind::NetOutput)
+        return keepFor("rule3-successor-netoutput",
+                       "Rule 3: sibling " + sibName + " writes the memory and successor " +
+                           succName + " is a NetOutput, which no control edge orders before it");
       if (!g.hasCtrlEdge(succ.node, sib))
         return keepFor("rule3-no-order", "Rule 3: sibling " + sibName +
                                              " writes the memory and no control edge " + succName +
@@ -669,13 +1078,16 @@ std::optional<Verdict> TensorMoveDeleter::checkRule3(NodeRef t, Verdict &v,
   if (writingSuccs.empty())
     return std::nullopt; // readers only: nothing to order
   size_t readers = siblings.of(SiblingKind::Reader).size() -
-                   siblings.of(SiblingKind::Reader).count(t.node); // minus the TensorMove
+                   siblings.of(SiblingKind::Reader).count(t.node) + // minus the TensorMove
+                   holderReaders.size();
   if (readers * writingSuccs.size() > opts_.maxSiblings)
     return keepFor("rule3-sibling-budget",
                    "Rule 3: ordering " + std::to_string(readers) +
                        " reading siblings before the writing successors would take more than " +
                        std::to_string(opts_.maxSiblings) + " control edges");
-  for (NodeId sib : others(SiblingKind::Reader)) {
+  std::vector<NodeId> readingSiblings = others(SiblingKind::Reader);
+  readingSiblings.insert(readingSiblings.end(), holderReaders.begin(), holderReaders.end());
+  for (NodeId sib : readingSiblings) {
     std::string sibName = name(t.graph, sib);
     for (const SuccInfo *succ : writingSuccs) {
       std::string succName = name(t.graph, succ->node);
@@ -986,6 +1398,15 @@ void TensorMoveDeleter::requeueNeighbours(NodeRef t, OutPort producer,
   for (PortRef port : {PortRef{t.graph, producer}, PortRef{t.graph, {t.node, 0}}})
     if (auto it = keptByPort_.find(port); it != keptByPort_.end())
       candidates.insert(candidates.end(), it->second.begin(), it->second.end());
+  // A producer whose output nobody reads any more stops passing the memory
+  // of its inputs on: kept copies beside it (it is their sibling) may go.
+  // (Extensions only: conservative mode keeps the design's fixpoint as is.)
+  const Graph &graph = m_.graph(t.graph);
+  if (!opts_.conservative && graph.node(producer.node).alive && graph.consumers(producer).empty())
+    for (const auto &in : graph.node(producer.node).inputs)
+      if (in)
+        if (auto it = keptByPort_.find(PortRef{t.graph, *in}); it != keptByPort_.end())
+          candidates.insert(candidates.end(), it->second.begin(), it->second.end());
   // TensorMoves whose trace ran into the deleted one through views or
   // subgraph boundaries now trace further. (Relinking kept each consumer's
   // slot, so the former consumer slots now read the producer.)
@@ -1059,8 +1480,15 @@ TensorMoveDeleteStats TensorMoveDeleter::run(std::vector<Remark> *remarks) {
       std::vector<std::string> added, moved;
       std::string source = describeSource(v.trace);
       std::string rule = v.rule;
+      std::string lifted = v.reason; // for an extension: the rule that kept it
+      std::vector<SourceTrace> ends = v.ends.empty() ? std::vector<SourceTrace>{v.trace} : v.ends;
+      BufferUses copyUses = tensorMoveUses(t);
       if (apply(t, v, added, moved)) {
+        noteMerge(ends, copyUses);
         std::string msg = "deleted " + tmName + " (" + source;
+        if (!lifted.empty()) // an extension that lifted a rule's keep
+          msg += "; nothing writes the source after the copy, nor the copy (the design keeps it: " +
+                 lifted + ")";
         if (!added.empty())
           msg += "; added ctrl " + joinLimited(added, 4);
         if (!moved.empty())

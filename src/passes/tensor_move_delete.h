@@ -15,6 +15,10 @@
 namespace graphvet {
 
 inline constexpr std::string_view kTensorMoveDeleteName = "tensor-move-delete";
+/// Module option selecting conservative mode ("true" / "false"); a pass
+/// option, so `--option tensor-move-delete.conservative=true` sets it too.
+inline constexpr std::string_view kTensorMoveDeleteConservativeOption =
+    "tensor-move-delete.conservative";
 
 struct TensorMoveDeleteOptions {
   /// What the memory-reuse options grant for root Data sources (Rule 2).
@@ -41,6 +45,13 @@ struct TensorMoveDeleteOptions {
   /// topological index and searches bounded to the nodes ordered between
   /// the two ends; only the cost differs (quadratic on large graphs).
   bool naiveReachability = false;
+  /// The reference design's scope (with every soundness fix): only Rules
+  /// 1-5 decide, no extension (`ext-*` tags) is tried. Set by
+  /// `graphvet opt --tm-conservative`, PipelineOptions::conservative or the
+  /// module option `tensor-move-delete.conservative = "true"`. The default
+  /// (false) also deletes copies the extensions prove redundant
+  /// (docs/passes/tensor-move-delete.md, "Extensions").
+  bool conservative = false;
 };
 
 struct TensorMoveDeleteStats {

@@ -5,6 +5,7 @@
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
+#include "passes/reuse_options.h"
 #include "props/build_module.h"
 #include "props/campaign.h"
 #include "props/evaluate.h"
@@ -88,6 +89,40 @@ TEST(Campaign, StopFlagEndsTheCampaignCleanly) {
   EXPECT_TRUE(r.interrupted);
   EXPECT_EQ(r.stats.cases, 0u);
   EXPECT_TRUE(r.findings.empty());
+}
+
+TEST(Campaign, StopOnFirstFailureStopsEarlyAndTimesTheFirstFailure) {
+  // The override grants reuse of caller memory to the pass only (the oracle
+  // judges by the original's options), so the first copy of a user input the
+  // pass deletes is a violation: a dependable failure without a pass bug.
+  CampaignOptions o = smallCampaign(1);
+  o.cases = 400;
+  o.pipeline.optionOverrides[std::string(kInputReuseMemIndexes)] = "0,1,2,3,4,5,6,7";
+  CampaignResult all = runCampaign(o);
+  ASSERT_GT(all.stats.violations, 1u);
+  ASSERT_TRUE(all.firstFailureCase);
+  ASSERT_TRUE(all.firstFailureSeconds);
+  EXPECT_GE(*all.firstFailureSeconds, 0.0);
+  EXPECT_EQ(all.stats.cases, 400u);
+
+  o.stopOnFirstFailure = true;
+  CampaignResult first = runCampaign(o);
+  EXPECT_EQ(first.stats.violations, 1u);
+  EXPECT_EQ(first.stats.cases, *all.firstFailureCase + 1);
+  EXPECT_EQ(first.firstFailureCase, all.firstFailureCase);
+  ASSERT_EQ(first.findings.size(), 1u);
+  EXPECT_FALSE(first.interrupted);
+}
+
+TEST(Campaign, StopOnFirstFailureChangesNothingWithoutFailures) {
+  CampaignOptions o = smallCampaign(1);
+  o.cases = 40;
+  CampaignResult plain = runCampaign(o);
+  o.stopOnFirstFailure = true;
+  CampaignResult stopping = runCampaign(o);
+  EXPECT_EQ(plain.stats.cases, stopping.stats.cases);
+  EXPECT_EQ(plain.stats.violations, stopping.stats.violations);
+  EXPECT_EQ(plain.firstFailureCase.has_value(), plain.stats.violations + plain.stats.invalid > 0);
 }
 
 TEST(Campaign, ShapeSignatureIgnoresNames) {

@@ -31,9 +31,15 @@ struct FuzzCmdOptions {
   bool json = false;
   bool z3 = false;
   bool noConfirm = false;
+  bool stopOnFirst = false;
   unsigned shrinkBudget = 1500;
   unsigned reduceBudget = 600;
   unsigned maxSteps = 18;
+  bool missed = false;
+  bool conservative = false;
+  std::string missedOut;
+  unsigned missedExamples = 3;
+  unsigned missedReduceBudget = 300;
 };
 
 /// The campaign's settings as a command line (shown in the report).
@@ -48,6 +54,14 @@ std::string commandLine(const FuzzCmdOptions &c) {
     out += " --passes " + *c.passes;
   if (c.z3)
     out += " --z3";
+  if (c.stopOnFirst)
+    out += " --stop-on-first";
+  if (c.conservative)
+    out += " --tm-conservative";
+  if (c.missed)
+    out += " --missed";
+  if (!c.missedOut.empty())
+    out += " --missed-out " + c.missedOut;
   return out + " --out " + c.outDir;
 }
 
@@ -62,10 +76,14 @@ std::string statusLine(const props::CampaignStats &s, const char *phase) {
   size_t rulesSeen = 0;
   for (const auto &[rule, count] : s.rules)
     rulesSeen += count > 0;
-  return fmt::format("fuzz [{}] {} cases, {:.0f}/s, {} violations, {} inconclusive | "
-                     "TensorMoves {} deleted, {} kept | {} rule tags seen",
-                     phase, s.cases, s.casesPerSecond(), s.violations, s.inconclusive, s.deleted,
-                     s.kept, rulesSeen);
+  std::string line = fmt::format("fuzz [{}] {} cases, {:.0f}/s, {} violations, {} inconclusive | "
+                                 "TensorMoves {} deleted, {} kept | {} rule tags seen",
+                                 phase, s.cases, s.casesPerSecond(), s.violations, s.inconclusive,
+                                 s.deleted, s.kept, rulesSeen);
+  // With --missed: kept copies the oracle proves removable, and recall.
+  if (s.missedCases > 0)
+    line += fmt::format(" | missed {} (recall {:.2f}%)", s.missed, 100.0 * s.recall());
+  return line;
 }
 
 nlohmann::ordered_json toJson(const props::CampaignResult &r, const props::CampaignOptions &o) {
@@ -81,11 +99,38 @@ nlohmann::ordered_json toJson(const props::CampaignResult &r, const props::Campa
     paths.push_back(f.path.empty() ? f.fileName : f.path);
   j["findings"] = paths;
   j["tensor_moves"] = {{"total", s.tensorMoves}, {"deleted", s.deleted}, {"kept", s.kept}};
+  if (o.missed) {
+    // Over the sound cases: M kept-but-removable live copies, recall
+    // D_live / (D_live + M); recall_all also counts dead copies (U).
+    j["missed"] = s.missed;
+    j["recall"] = s.recall();
+    j["recall_all"] = s.recallAll();
+    j["missed_by_rule"] = s.missedByRule;
+    j["missed_details"] = {{"cases", s.missedCases},
+                           {"deleted", s.missedDeleted},
+                           {"deleted_unobserved", s.missedDeletedUnobserved},
+                           {"necessary", s.missedNecessary},
+                           {"unobserved", s.missedUnobserved},
+                           {"inconclusive", s.missedInconclusive},
+                           {"reserved", s.missedReserved},
+                           {"untried", s.missedUntried}};
+    std::vector<std::string> examples;
+    for (const props::MissedExample &ex : r.missedExamples)
+      if (!ex.path.empty())
+        examples.push_back(ex.path);
+    j["missed_examples"] = examples;
+  }
   // Beyond the documented keys: what a nightly dashboard wants as well.
   j["seed"] = o.seed;
   j["jobs"] = o.jobs;
   j["invalid"] = s.invalid;
   j["interrupted"] = r.interrupted;
+  // Time to the first failing case (before shrinking), e.g. for mutation
+  // testing; null when nothing failed.
+  j["first_failure_seconds"] =
+      r.firstFailureSeconds ? nlohmann::ordered_json(*r.firstFailureSeconds) : nullptr;
+  j["first_failure_case"] =
+      r.firstFailureCase ? nlohmann::ordered_json(*r.firstFailureCase) : nullptr;
   j["rules"] = s.rules;
   j["kinds"] = s.kinds;
   nlohmann::ordered_json features;
@@ -116,6 +161,24 @@ void printSummary(const props::CampaignResult &r) {
                            s.inconclusive, s.invalid);
   std::cout << fmt::format("TensorMoves: {} seen, {} deleted, {} kept\n", s.tensorMoves, s.deleted,
                            s.kept);
+  if (s.missedCases > 0) {
+    std::cout << fmt::format(
+        "Missed (over {} sound cases): {} removable of the kept, {} unobserved (dead), "
+        "{} necessary, {} inconclusive, {} reserved\n",
+        s.missedCases, s.missed, s.missedUnobserved, s.missedNecessary, s.missedInconclusive,
+        s.missedReserved);
+    uint64_t live = s.missedDeleted - s.missedDeletedUnobserved;
+    std::cout << fmt::format("Recall: {}/({}+{}) = {:.2f}% over observed copies; {}/({}+{}+{}) = "
+                             "{:.2f}% with dead copies\n",
+                             live, live, s.missed, 100.0 * s.recall(), s.missedDeleted,
+                             s.missedDeleted, s.missed, s.missedUnobserved, 100.0 * s.recallAll());
+    for (const auto &[rule, n] : s.missedByRule)
+      std::cout << fmt::format("  missed {:6}  kept by {}\n", n, rule);
+    for (const props::MissedExample &ex : r.missedExamples)
+      if (!ex.path.empty())
+        std::cout << fmt::format("  example: {} ({} -> {} nodes)\n", ex.path, ex.nodesBefore,
+                                 ex.nodesAfter);
+  }
   if (r.findings.empty()) {
     std::cout << "no findings\n";
     return;
@@ -138,9 +201,15 @@ int runFuzz(const FuzzCmdOptions &cmd) {
   o.outDir = cmd.outDir;
   o.check.useZ3 = cmd.z3;
   o.confirmWithZ3 = !cmd.noConfirm;
+  o.stopOnFirstFailure = cmd.stopOnFirst;
   o.recipeShrinkBudget = cmd.shrinkBudget;
   o.reduceBudget = cmd.reduceBudget;
   o.gen.maxSteps = cmd.maxSteps;
+  o.pipeline.conservative = cmd.conservative;
+  o.missed = cmd.missed || !cmd.missedOut.empty();
+  o.missedOutDir = cmd.missedOut;
+  o.missedExamplesPerRule = cmd.missedExamples;
+  o.missedReduceBudget = cmd.missedReduceBudget;
   if (cmd.passes) {
     std::vector<std::string> names;
     std::stringstream list(*cmd.passes);
@@ -223,9 +292,26 @@ void registerFuzz(CLI::App &app, CommandContext &ctx) {
                 "prove race freedom with Z3 on every case (slow; by default only findings are "
                 "re-checked with Z3)");
   sub->add_flag("--no-confirm", opts->noConfirm, "do not re-check findings with Z3");
+  sub->add_flag("--stop-on-first", opts->stopOnFirst,
+                "stop drawing cases after the first failing case (it is still shrunk and saved)");
   sub->add_option("--shrink-budget", opts->shrinkBudget, "recipe shrink steps tried per finding")
       ->capture_default_str();
   sub->add_option("--reduce-budget", opts->reduceBudget, "IR reduction evaluations per finding")
+      ->capture_default_str();
+  sub->add_flag("--missed", opts->missed,
+                "also try removing every TensorMove the pass kept (in sound cases) and count the "
+                "ones the oracle proves removable: missed optimizations, reported with recall; "
+                "they are figures, not findings");
+  sub->add_flag("--tm-conservative", opts->conservative,
+                "run tensor-move-delete with the reference design's narrower scope");
+  sub->add_option("--missed-out", opts->missedOut,
+                  "save reduced example graphs of missed optimizations here (implies --missed)");
+  sub->add_option("--missed-examples", opts->missedExamples,
+                  "examples saved per rule tag with --missed-out")
+      ->check(CLI::Range(1u, 100u))
+      ->capture_default_str();
+  sub->add_option("--missed-reduce-budget", opts->missedReduceBudget,
+                  "reduction evaluations per saved example (0: save unreduced)")
       ->capture_default_str();
   sub->add_option("--max-steps", opts->maxSteps, "construction steps of the root graph")
       ->check(CLI::Range(3u, 200u))

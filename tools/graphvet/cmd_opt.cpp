@@ -30,6 +30,7 @@ struct OptOptions {
   bool stats = false;
   bool json = false;
   bool splitInputFile = false;
+  bool tmConservative = false;
 };
 
 constexpr std::string_view kSplitMarker = "# -----";
@@ -171,6 +172,7 @@ int runOpt(const OptOptions &opts) {
   pipeline.optLevel = opts.optLevel;
   pipeline.disabled = opts.disabled;
   pipeline.verifyEach = opts.verifyEach;
+  pipeline.conservative = opts.tmConservative;
   if (opts.passes) {
     std::vector<std::string> names;
     std::stringstream list(*opts.passes);
@@ -277,6 +279,9 @@ void registerOpt(CLI::App &app, CommandContext &ctx) {
   sub->add_flag("--split-input-file", opts->splitInputFile,
                 "run each chunk separated by a `# -----` line on its own; outputs are "
                 "separated the same way");
+  sub->add_flag("--tm-conservative", opts->tmConservative,
+                "tensor-move-delete decides like the reference design (every soundness fix, "
+                "no extension)");
   sub->footer(passTable());
   sub->callback([opts, &ctx] { ctx.status = runOpt(*opts); });
 }

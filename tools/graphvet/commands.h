@@ -42,5 +42,6 @@ void registerCheck(CLI::App &app, CommandContext &ctx);
 void registerFuzz(CLI::App &app, CommandContext &ctx);
 void registerReduce(CLI::App &app, CommandContext &ctx);
 void registerBench(CLI::App &app, CommandContext &ctx);
+void registerMissed(CLI::App &app, CommandContext &ctx);
 
 } // namespace graphvet::cli

@@ -19,6 +19,7 @@ int main(int argc, char **argv) {
   registerFuzz(app, ctx);
   registerReduce(app, ctx);
   registerBench(app, ctx);
+  registerMissed(app, ctx);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {

@@ -1,0 +1,358 @@
+// The missed-optimization measurement (props/missed.h) on hand-written graphs:
+// the pass's decisions are given as remarks so the verdicts do not depend on
+// how clever the pass currently is; one integration test runs the pipeline,
+// and one the campaign.
+#include "ir/parser.h"
+#include "ir/printer.h"
+#include "passes/tensor_move_delete.h"
+#include "props/campaign.h"
+#include "props/generate.h"
+#include "props/missed.h"
+
+#include <gtest/gtest.h>
+
+namespace graphvet::props {
+namespace {
+
+Module parse(const std::string &text) {
+  std::string errors;
+  auto m = parseOrReport(text, "test.graph", errors);
+  EXPECT_TRUE(m) << errors;
+  return m ? *m : Module{};
+}
+
+Remark kept(const std::string &node, const std::string &rule, const std::string &graph = "g",
+            const std::string &decision = "kept") {
+  Remark r;
+  r.pass = std::string(kTensorMoveDeleteName);
+  r.node = node;
+  r.graph = graph;
+  r.decision = decision;
+  r.rule = rule;
+  r.message = decision + " " + node;
+  return r;
+}
+
+MissedOptions exactOptions() {
+  MissedOptions o;
+  o.check.useZ3 = true; // prove race freedom, as `graphvet missed` does
+  return o;
+}
+
+/// The pass "kept" every listed copy: the optimized module is the original.
+MissedReport keptAll(const Module &m, const std::vector<Remark> &remarks,
+                     const MissedOptions &o = exactOptions()) {
+  return findMissedIn(m, m, remarks, o);
+}
+
+TEST(Missed, ReadOnlySuccessorOfUngrantedInputIsMissed) {
+  Module m = parse(R"(
+graph g {
+  x = Data() {index = 0}
+  tm = TensorMove(x)
+  q = ReLU(tm)
+  out = NetOutput(q)
+}
+)");
+  MissedReport r = keptAll(m, {kept("tm", "rule2-no-grant")});
+  ASSERT_TRUE(r.ok) << r.error;
+  ASSERT_EQ(r.items.size(), 1u);
+  const MissedItem &item = r.items[0];
+  EXPECT_EQ(item.status, MissedStatus::Removable) << item.violationKind << ": " << item.message;
+  EXPECT_EQ(item.rule, "rule2-no-grant");
+  EXPECT_EQ(item.node, "tm");
+  EXPECT_TRUE(item.addedEdges.empty());
+  EXPECT_EQ(r.missed, 1u);
+  EXPECT_EQ(r.missedByRule.at("rule2-no-grant"), 1u);
+  EXPECT_DOUBLE_EQ(r.recall(), 0.0);
+}
+
+TEST(Missed, CopyThatKeepsTheOldValueForAReaderAfterTheWriterIsNecessary) {
+  // q must read v before w's write through the copy and after it through w:
+  // no ordering of q against w serves both, so the copy is necessary.
+  Module m = parse(R"(
+graph g {
+  v = Variable()
+  c = Const()
+  tm = TensorMove(v)
+  w = Assign(v, c)
+  q = Add(tm, w)
+  out = NetOutput(q)
+  ctrl tm -> w
+}
+)");
+  MissedReport r = keptAll(m, {kept("tm", "rule1-special-successor-writes")});
+  ASSERT_TRUE(r.ok) << r.error;
+  ASSERT_EQ(r.items.size(), 1u);
+  EXPECT_EQ(r.items[0].status, MissedStatus::Necessary);
+  EXPECT_EQ(r.items[0].violationKind, "value") << r.items[0].message;
+  // tm -> w maps to v -> w, which the data edge v -> w already implies.
+  EXPECT_TRUE(r.items[0].movedEdges.empty());
+  EXPECT_EQ(r.missed, 0u);
+  EXPECT_EQ(r.necessary, 1u);
+}
+
+TEST(Missed, RaceIsRepairedByAReaderBeforeWriterEdge) {
+  // Without the copy, q reads r's buffer while w writes it in place: q must
+  // run first, which one added control edge says.
+  const std::string text = R"(
+graph g {
+  x = Data() {index = 0}
+  y = Data() {index = 1}
+  r = ReLU(x)
+  tm = TensorMove(r)
+  q = Neg(tm)
+  w = Assign(r, y)
+  out = NetOutput(q, w)
+  ctrl tm -> w
+}
+)";
+  Module m = parse(text);
+  MissedReport r = keptAll(m, {kept("tm", "rule3-fan-out")});
+  ASSERT_TRUE(r.ok) << r.error;
+  ASSERT_EQ(r.items.size(), 1u);
+  const MissedItem &item = r.items[0];
+  EXPECT_EQ(item.status, MissedStatus::Removable) << item.violationKind << ": " << item.message;
+  EXPECT_EQ(item.addedEdges, std::vector<std::string>{"q -> w"});
+  EXPECT_TRUE(item.movedEdges.empty());
+
+  // The candidate itself: tm gone, q reads r, and the repair edge is there.
+  Module candidate;
+  std::vector<std::string> moved, added;
+  std::string error;
+  GraphId g = m.findGraph("g");
+  ASSERT_TRUE(buildCandidate(m, g, m.graph(g).find("tm"), 16, candidate, moved, added, error))
+      << error;
+  const Graph &cg = candidate.graph(g);
+  EXPECT_EQ(cg.find("tm"), kNoNode);
+  const Node &q = cg.node(cg.find("q"));
+  ASSERT_TRUE(q.inputs[0]);
+  EXPECT_EQ(q.inputs[0]->node, cg.find("r"));
+  EXPECT_TRUE(cg.hasCtrlEdge(cg.find("q"), cg.find("w")));
+  EXPECT_EQ(added, item.addedEdges);
+}
+
+TEST(Missed, WithoutTheRepairEdgeTheSameRemovalRaces) {
+  // Same graph, repair budget 0: the oracle sees the race.
+  Module m = parse(R"(
+graph g {
+  x = Data() {index = 0}
+  y = Data() {index = 1}
+  r = ReLU(x)
+  tm = TensorMove(r)
+  q = Neg(tm)
+  w = Assign(r, y)
+  out = NetOutput(q, w)
+  ctrl tm -> w
+}
+)");
+  MissedOptions o = exactOptions();
+  o.maxAddedEdges = 0;
+  MissedReport r = keptAll(m, {kept("tm", "rule3-fan-out")}, o);
+  ASSERT_EQ(r.items.size(), 1u);
+  EXPECT_EQ(r.items[0].status, MissedStatus::Necessary);
+  EXPECT_EQ(r.items[0].violationKind, "race");
+}
+
+TEST(Missed, TwoWritersOfOneBufferAreNotReordered) {
+  // Without the copy, a (writing the copy in place) and b (writing the source)
+  // write one buffer unordered: the repair only adds reader-before-writer
+  // edges, so the race stays and the copy is necessary.
+  Module m = parse(R"(
+graph g {
+  x = Data() {index = 0}
+  c = Const()
+  r = ReLU(x)
+  tm = TensorMove(r)
+  a = Assign(tm, c)
+  b = Assign(r, c)
+  out = NetOutput(a, b)
+  ctrl tm -> b
+}
+)");
+  MissedReport r = keptAll(m, {kept("tm", "rule3-both-write")});
+  ASSERT_EQ(r.items.size(), 1u);
+  EXPECT_EQ(r.items[0].status, MissedStatus::Necessary);
+  EXPECT_EQ(r.items[0].violationKind, "race") << r.items[0].message;
+  EXPECT_TRUE(r.items[0].addedEdges.empty());
+}
+
+TEST(Missed, ControlOrderingsAreCarriedOver) {
+  // cp -> tm and tm -> cs: cp must still precede q (tm's consumer) and cs
+  // must still follow r (tm's producer) and cp.
+  Module m = parse(R"(
+graph g {
+  r = ReLU()
+  cp = Neg()
+  cs = Abs()
+  tm = TensorMove(r)
+  q = ReLU(tm)
+  out = NetOutput(q, cp, cs)
+  ctrl cp -> tm
+  ctrl tm -> cs
+}
+)");
+  Module candidate;
+  std::vector<std::string> moved, added;
+  std::string error;
+  GraphId g = m.findGraph("g");
+  ASSERT_TRUE(buildCandidate(m, g, m.graph(g).find("tm"), 16, candidate, moved, added, error));
+  std::sort(moved.begin(), moved.end());
+  EXPECT_EQ(moved, (std::vector<std::string>{"cp -> cs", "cp -> q", "r -> cs"}));
+  EXPECT_TRUE(added.empty());
+}
+
+TEST(Missed, DeadCopyIsUnobservedNotMissed) {
+  Module m = parse(R"(
+graph g {
+  x = Data() {index = 0}
+  r = ReLU(x)
+  tm = TensorMove(r)
+  n = Neg(tm)
+  out = NetOutput(r)
+}
+)");
+  MissedReport r = keptAll(m, {kept("tm", "rule3-fan-out")});
+  ASSERT_EQ(r.items.size(), 1u);
+  EXPECT_EQ(r.items[0].status, MissedStatus::Unobserved);
+  EXPECT_EQ(r.missed, 0u);
+  EXPECT_EQ(r.unobserved, 1u);
+  UnobservedNodes dead = unobservedNodes(m);
+  GraphId g = m.findGraph("g");
+  EXPECT_TRUE(dead.contains(g, m.graph(g).find("tm")));
+  EXPECT_TRUE(dead.contains(g, m.graph(g).find("n")));
+  EXPECT_FALSE(dead.contains(g, m.graph(g).find("r")));
+}
+
+TEST(Missed, CopyInsideASubgraphIsRemovedThere) {
+  Module m = parse(R"(
+graph g {
+  x = Data() {index = 0}
+  pc = PartitionedCall(x) {subgraphs = [body], outputs = 1}
+  out = NetOutput(pc:0)
+}
+graph body {
+  a = Data() {_parent_node_index = 0}
+  tm = TensorMove(a)
+  m = ReLU(tm)
+  o = NetOutput(m) {in0._parent_node_index = 0}
+}
+)");
+  MissedReport r = keptAll(m, {kept("tm", "rule2-no-grant", "body")});
+  ASSERT_TRUE(r.ok) << r.error;
+  ASSERT_EQ(r.items.size(), 1u);
+  EXPECT_EQ(r.items[0].node, "body/tm");
+  EXPECT_EQ(r.items[0].status, MissedStatus::Removable)
+      << r.items[0].violationKind << ": " << r.items[0].message;
+}
+
+TEST(Missed, ReservedCopiesAreNotTriedAndTheCapIsReported) {
+  Module m = parse(R"(
+graph g {
+  x = Data() {index = 0}
+  t1 = TensorMove(x)
+  t2 = TensorMove(x)
+  t3 = TensorMove(x) {_cannot_be_deleted = true}
+  out = NetOutput(t1, t2, t3)
+}
+)");
+  MissedOptions o = exactOptions();
+  o.maxCandidates = 1;
+  MissedReport r = keptAll(m,
+                           {kept("t1", "rule2-no-grant"), kept("t2", "rule2-no-grant"),
+                            kept("t3", "reserved-attr", "g", "skipped")},
+                           o);
+  ASSERT_EQ(r.items.size(), 3u);
+  EXPECT_NE(r.items[0].status, MissedStatus::Untried);
+  EXPECT_EQ(r.items[1].status, MissedStatus::Untried);
+  EXPECT_EQ(r.items[2].status, MissedStatus::Reserved);
+  EXPECT_TRUE(r.capped);
+  EXPECT_EQ(r.untried, 1u);
+  EXPECT_EQ(r.reserved, 1u);
+  EXPECT_EQ(r.kept, 3u);
+}
+
+TEST(Missed, InvalidOriginalIsReported) {
+  // Two unordered writers of one variable: a racy original.
+  Module m = parse(R"(
+graph g {
+  v = Variable()
+  c = Const()
+  a = Assign(v, c)
+  b = Assign(v, c)
+  tm = TensorMove(c)
+  out = NetOutput(a, b, tm)
+}
+)");
+  MissedReport r = findMissed(m, exactOptions());
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.error.find("not valid"), std::string::npos) << r.error;
+}
+
+TEST(Missed, PipelineFiguresAddUp) {
+  Module m = parse(R"(
+graph g {
+  x = Data() {index = 0}
+  r = ReLU(x)
+  t1 = TensorMove(r)
+  q = ReLU(t1)
+  t2 = TensorMove(x)
+  p = Neg(t2)
+  out = NetOutput(q, p)
+}
+)");
+  MissedOptions o = exactOptions();
+  o.pipeline.conservative = true;
+  MissedReport r = findMissed(m, o);
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.tensorMoves, 2u);
+  EXPECT_EQ(r.deleted + r.kept, r.tensorMoves);
+  EXPECT_GE(r.deleted, 1u);           // t1 is scenario 1
+  EXPECT_EQ(r.deletedUnobserved, 0u); // both copies feed graph outputs
+  EXPECT_EQ(r.missed + r.unobserved + r.necessary + r.inconclusive + r.reserved + r.untried,
+            r.kept);
+  EXPECT_EQ(r.passVerdict, oracle::Verdict::Sound);
+}
+
+TEST(Missed, DeterministicOnGeneratedGraphs) {
+  MissedOptions o;
+  o.check.useZ3 = false;
+  for (uint64_t seed = 1; seed <= 25; ++seed) {
+    Module m = generateModule(seed, GenOptions{});
+    MissedReport a = findMissed(m, o);
+    MissedReport b = findMissed(m, o);
+    ASSERT_EQ(a.ok, b.ok);
+    ASSERT_EQ(a.items.size(), b.items.size()) << "seed " << seed;
+    EXPECT_EQ(a.missed, b.missed);
+    for (size_t i = 0; i < a.items.size(); ++i) {
+      EXPECT_EQ(a.items[i].node, b.items[i].node);
+      EXPECT_EQ(a.items[i].status, b.items[i].status);
+      EXPECT_EQ(a.items[i].addedEdges, b.items[i].addedEdges);
+      EXPECT_EQ(a.items[i].movedEdges, b.items[i].movedEdges);
+    }
+    EXPECT_EQ(a.deleted + a.kept, a.tensorMoves);
+  }
+}
+
+TEST(Missed, CampaignCountsAreIndependentOfJobs) {
+  CampaignOptions o;
+  o.cases = 60;
+  o.missed = true;
+  CampaignResult one = runCampaign(o);
+  o.jobs = 2;
+  CampaignResult two = runCampaign(o);
+  EXPECT_EQ(one.stats.missedCases, one.stats.sound);
+  EXPECT_EQ(one.stats.missed, two.stats.missed);
+  EXPECT_EQ(one.stats.missedByRule, two.stats.missedByRule);
+  EXPECT_EQ(one.stats.missedUnobserved, two.stats.missedUnobserved);
+  EXPECT_LE(one.stats.missedDeleted, one.stats.deleted);
+  if (one.stats.violations == 0) {
+    EXPECT_EQ(one.stats.missedDeleted, one.stats.deleted);
+  }
+  EXPECT_GT(one.stats.missed + one.stats.missedNecessary, 0u);
+  // Missed copies are figures, never findings.
+  EXPECT_TRUE(one.findings.empty());
+}
+
+} // namespace
+} // namespace graphvet::props

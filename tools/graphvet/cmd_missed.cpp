@@ -1,0 +1,209 @@
+// graphvet missed: for each TensorMove the pass kept, remove it alone from the
+// pass's output (adding the fewest reader-before-writer control edges that
+// repair races) and ask the oracle whether that is still sound
+// (props/missed.h). Prints one line per kept copy and a summary. Exit: 0
+// nothing missed, 1 something missed (a finding), 2 bad input, 3 only
+// inconclusive answers stood in the way.
+#include "passes/pass_manager.h"
+#include "props/missed.h"
+#include "tools/graphvet/commands.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+namespace graphvet::cli {
+namespace {
+
+struct MissedCmdOptions {
+  std::vector<std::string> files;
+  std::optional<std::string> passes;
+  bool conservative = false;
+  bool json = false;
+  uint64_t seed = 1;
+  unsigned states = 2;
+  unsigned z3TimeoutMs = 2000;
+  bool noZ3 = false;
+  unsigned maxCandidates = 256;
+};
+
+std::string joined(const std::vector<std::string> &v) {
+  std::string out;
+  for (const std::string &s : v)
+    out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+std::string itemLine(const props::MissedItem &item) {
+  std::string head = fmt::format("{} [{}]: ", item.node, item.rule);
+  switch (item.status) {
+  case props::MissedStatus::Removable:
+    return head + (item.addedEdges.empty()
+                       ? "removable"
+                       : "removable (added ctrl " + joined(item.addedEdges) + ")");
+  case props::MissedStatus::Unobserved:
+    return head + "unobserved (removable, but the copy is dead code)";
+  case props::MissedStatus::Necessary:
+    return head + "necessary: " + item.violationKind + ": " + item.message;
+  case props::MissedStatus::Inconclusive:
+    return head + "inconclusive: " + item.message;
+  case props::MissedStatus::Reserved:
+    return head + "reserved (not removable by contract)";
+  case props::MissedStatus::Untried:
+    return head + "untried (candidate cap reached)";
+  }
+  return head;
+}
+
+std::string summaryLine(const props::MissedReport &r) {
+  std::string line = fmt::format(
+      "summary: {} TensorMoves, {} deleted, {} kept, {} missed, {} unobserved, {} necessary, "
+      "{} inconclusive, {} reserved",
+      r.tensorMoves, r.deleted, r.kept, r.missed, r.unobserved, r.necessary, r.inconclusive,
+      r.reserved);
+  if (r.untried)
+    line += fmt::format(", {} untried (capped)", r.untried);
+  return line + fmt::format("; recall {:.1f}%", 100.0 * r.recall());
+}
+
+nlohmann::ordered_json reportJson(const props::MissedReport &r, const std::string &file) {
+  nlohmann::ordered_json j;
+  j["file"] = file;
+  j["pass_verdict"] = std::string(oracle::verdictName(r.passVerdict));
+  if (!r.passViolation.empty())
+    j["pass_violation"] = r.passViolation;
+  j["tensor_moves"] = r.tensorMoves;
+  j["deleted"] = r.deleted;
+  j["kept"] = r.kept;
+  j["missed"] = r.missed;
+  j["unobserved"] = r.unobserved;
+  j["necessary"] = r.necessary;
+  j["inconclusive"] = r.inconclusive;
+  j["reserved"] = r.reserved;
+  j["untried"] = r.untried;
+  j["capped"] = r.capped;
+  j["deleted_unobserved"] = r.deletedUnobserved;
+  j["recall"] = r.recall();
+  j["recall_all"] = r.recallAll();
+  j["missed_by_rule"] = r.missedByRule;
+  nlohmann::ordered_json items = nlohmann::ordered_json::array();
+  for (const props::MissedItem &item : r.items) {
+    nlohmann::ordered_json ji;
+    ji["node"] = item.node;
+    ji["graph"] = item.graph;
+    ji["line"] = item.loc.line;
+    ji["rule"] = item.rule;
+    ji["status"] = std::string(props::missedStatusName(item.status));
+    ji["moved_ctrl"] = item.movedEdges;
+    ji["added_ctrl"] = item.addedEdges;
+    ji["violation"] = item.violationKind;
+    ji["message"] = item.message;
+    ji["pass_message"] = item.passMessage;
+    items.push_back(std::move(ji));
+  }
+  j["items"] = items;
+  return j;
+}
+
+/// Several files: bad input outranks a finding, which outranks inconclusive.
+int worse(int a, int b) {
+  auto rank = [](int s) {
+    return s == kExitBadInput ? 3 : s == kExitViolation ? 2 : s == kExitInconclusive ? 1 : 0;
+  };
+  return rank(a) >= rank(b) ? a : b;
+}
+
+int runMissed(const MissedCmdOptions &cmd) {
+  props::MissedOptions o;
+  o.pipeline.conservative = cmd.conservative;
+  o.check.seed = cmd.seed;
+  o.check.numStates = cmd.states;
+  o.check.z3TimeoutMs = cmd.z3TimeoutMs;
+  o.check.useZ3 = !cmd.noZ3;
+  o.maxCandidates = cmd.maxCandidates;
+  if (cmd.passes) {
+    std::vector<std::string> names;
+    std::stringstream list(*cmd.passes);
+    for (std::string name; std::getline(list, name, ',');)
+      if (!name.empty())
+        names.push_back(name);
+    for (const std::string &name : names)
+      if (!findPass(name)) {
+        std::cerr << "graphvet missed: error: unknown pass '" << name << "'\n";
+        return kExitBadInput;
+      }
+    o.pipeline.passes = names;
+  }
+  const bool several = cmd.files.size() > 1;
+  int status = kExitOk;
+  for (const std::string &file : cmd.files) {
+    std::string shown = file == "-" ? "<stdin>" : file;
+    auto original = loadGraphFile(file, std::cerr);
+    if (!original) {
+      status = worse(status, kExitBadInput);
+      continue;
+    }
+    props::MissedReport r = props::findMissed(*original, o);
+    if (!r.ok) {
+      std::cerr << shown << ": error: " << r.error << "\n";
+      status = worse(status, kExitBadInput);
+      continue;
+    }
+    if (cmd.json) {
+      std::cout << reportJson(r, shown).dump() << "\n";
+    } else {
+      std::string prefix = several ? shown + ": " : "";
+      if (r.passVerdict != oracle::Verdict::Sound)
+        std::cout << prefix << "warning: the pass output itself is "
+                  << oracle::verdictName(r.passVerdict) << " (" << r.passViolation
+                  << "); candidates are built on it\n";
+      for (const props::MissedItem &item : r.items)
+        std::cout << prefix << itemLine(item) << "\n";
+      std::cout << prefix << summaryLine(r) << "\n";
+    }
+    int one = r.missed > 0 ? kExitViolation : r.inconclusive > 0 ? kExitInconclusive : kExitOk;
+    status = worse(status, one);
+  }
+  std::cout.flush();
+  return status;
+}
+
+} // namespace
+
+void registerMissed(CLI::App &app, CommandContext &ctx) {
+  auto opts = std::make_shared<MissedCmdOptions>();
+  CLI::App *sub = app.add_subcommand(
+      "missed", "List the TensorMoves the pass kept that the oracle proves removable");
+  sub->add_option("files", opts->files, "the .graph files to examine")->required();
+  sub->add_option("--passes", opts->passes,
+                  "comma-separated passes to run, in order (default: the -O3 pipeline)");
+  sub->add_flag("--tm-conservative", opts->conservative,
+                "run tensor-move-delete with the reference design's narrower scope");
+  sub->add_flag("--json", opts->json, "one JSON object per file on stdout");
+  sub->add_option("--seed", opts->seed, "initial states of the oracle derive from this seed")
+      ->capture_default_str();
+  sub->add_option("--states", opts->states, "seeded initial states per experiment")
+      ->check(CLI::Range(1u, 1000u))
+      ->capture_default_str();
+  sub->add_option("--z3-timeout", opts->z3TimeoutMs, "total Z3 budget per check, in ms")
+      ->capture_default_str();
+  sub->add_flag("--no-z3", opts->noZ3, "decide races by reachability only (no proof)");
+  sub->add_option("--max-candidates", opts->maxCandidates, "kept copies tried per file at most")
+      ->check(CLI::Range(1u, 100000u))
+      ->capture_default_str();
+  sub->footer(
+      "Each kept TensorMove is removed alone from the pass's output: its consumers read the "
+      "copy's input, its orderings are carried over, and reader-before-writer control edges are "
+      "added while they repair a race without closing a cycle; the oracle then checks the result "
+      "against the original. Lines: 'removable' (a missed optimization, with the edges added), "
+      "'unobserved' (removable dead code, not counted as missed), 'necessary: KIND: MESSAGE', "
+      "'inconclusive', 'reserved'. Exit status: 0 nothing missed, 1 "
+      "something is missed (a finding), 2 bad input (unparsable or invalid original), 3 nothing "
+      "missed but some answers were inconclusive.");
+  sub->callback([opts, &ctx] { ctx.status = runMissed(*opts); });
+}
+
+} // namespace graphvet::cli
