@@ -24,7 +24,8 @@ inline constexpr std::string_view kViolationKinds[] = {"malformed",       "cycle
                                                        "input-clobbered", "value", "alias"};
 
 struct Violation {
-  std::string kind;                 ///< one of kViolationKinds
+  /// One of kViolationKinds; the harness adds "reserved-deleted" (props/contract.h).
+  std::string kind;
   std::vector<std::string> nodes;   ///< graph-qualified node names ("body/m" in a subgraph)
   std::vector<std::string> buffers; ///< buffer labels ("input0", "var:v", "fresh:r:0")
   std::vector<std::vector<std::string>> schedules; ///< witness schedules (node names)

@@ -95,6 +95,24 @@ struct Level {
   NodeId pendingCtrlFrom = kNoNode;
 };
 
+/// An earlier access that a data edge through a call already orders before a
+/// new unit, for the buffers `bufs` only: the copy feeding a call whose body
+/// orders its accesses after the argument's Data, or a call whose result
+/// only its body's NetOutput touches (the edge from the result reaches the
+/// body's producer). The builder's general rule ignores such edges.
+struct DataOrdered {
+  NodeId node = kNoNode;
+  BufSet bufs;
+};
+
+/// The fixed nodes a Call shape (CallShape) adds to its body around the
+/// body's own steps.
+struct BodyTail {
+  const Variable *writeVar = nullptr; ///< CallShape::WritesCopiedVariable
+  bool copyAsResult = false;          ///< CallShape::ResultWrittenOutside
+  uint8_t variant = 0;
+};
+
 /// Result of building one subgraph.
 struct SubgraphResult {
   std::vector<BufSet> results; ///< buffers of each NetOutput input
@@ -337,17 +355,24 @@ private:
       graph(L).addCtrlEdge(before, after);
   }
 
-  /// Orders unit `u` after every conflicting earlier access, then records
-  /// its accesses.
-  void applyEffects(Level &L, NodeId u, const Effects &effects) {
+  /// Orders unit `u` after every conflicting earlier access (except those
+  /// `through` says a data edge orders), then records its accesses.
+  void applyEffects(Level &L, NodeId u, const Effects &effects,
+                    const DataOrdered *through = nullptr) {
     for (auto [buf, write] : effects) {
       if (buf >= L.access.size())
         L.access.resize(bufKinds_.size());
       Access &a = L.access[buf];
-      order(L, a.lastWriter, u);
+      bool skipHolder =
+          through && std::binary_search(through->bufs.begin(), through->bufs.end(), buf);
+      auto orderAfter = [&](NodeId before) {
+        if (!(skipHolder && before == through->node))
+          order(L, before, u);
+      };
+      orderAfter(a.lastWriter);
       if (write) {
         for (NodeId r : a.readers)
-          order(L, r, u);
+          orderAfter(r);
         a.lastWriter = u;
         a.readers.clear();
       } else {
@@ -384,7 +409,8 @@ private:
   /// comes from the op library, so attributes set in `attrs` count.
   NodeId emit(Level &L, const std::string &type, const char *prefix,
               const std::vector<Value> &inputs, const AttrMap &attrs,
-              std::optional<uint32_t> numOutputs, uint8_t pools) {
+              std::optional<uint32_t> numOutputs, uint8_t pools,
+              const DataOrdered *through = nullptr) {
     NodeId id = addNode(L, type, fresh(prefix), inputs, numOutputs);
     Node &n = graph(L).node(id);
     for (const auto &[k, v] : attrs)
@@ -411,7 +437,7 @@ private:
       }
       outs.push_back(std::move(out));
     }
-    applyEffects(L, id, e);
+    applyEffects(L, id, e, through);
     if (type != "NetOutput")
       for (Value &v : outs)
         L.values.push_back(std::move(v));
@@ -704,7 +730,7 @@ private:
 
   SubgraphResult buildSubgraph(const Level &parent, NodeId holder, const std::string &name,
                                const Body &body, const std::vector<Value> &parentInputs,
-                               size_t numResults, bool mapResults) {
+                               size_t numResults, bool mapResults, const BodyTail &tail = {}) {
     GraphId g = m_.addGraph(name);
     m_.attachSubgraph(parent.graph, holder, g);
     Level L;
@@ -722,13 +748,20 @@ private:
       L.values.push_back(v);
       L.parentInputs.push_back(v);
     }
+    std::optional<Value> firstResult;
+    if (tail.writeVar && !L.parentInputs.empty())
+      firstResult = writeVariableThenReadCopy(L, *tail.writeVar, tail.variant);
     runSteps(L, body.steps);
+    if (tail.copyAsResult)
+      firstResult = copyReadBySibling(L, tail.variant);
     std::vector<Value> results;
     for (size_t k = 0; k < numResults; ++k) {
       Ref ref = k < body.outputs.size() ? body.outputs[k] : Ref{Pool::Any, static_cast<uint8_t>(k)};
       auto v = pick(L, ref);
       results.push_back(v ? *v : anyValue(L));
     }
+    if (firstResult)
+      results[0] = *firstResult;
     AttrMap attrs;
     if (mapResults)
       for (size_t k = 0; k < numResults; ++k)
@@ -742,6 +775,82 @@ private:
     return r;
   }
 
+  /// CallShape::WritesCopiedVariable, at the start of the body: write the
+  /// variable by name, then read argument 0 (the copy of that variable).
+  /// While the copy exists the two touch different buffers, so nothing
+  /// orders the read after the write; variant bit 0 adds that edge and makes
+  /// the read result 0, so that deleting the copy changes a value rather
+  /// than making a race. The control edge from the argument's Data orders
+  /// the copy (through the call's data edge) before the body's accesses to
+  /// the variable: later steps of the body come after the write.
+  std::optional<Value> writeVariableThenReadCopy(Level &L, const Variable &var, uint8_t variant) {
+    NodeId arg = L.parentInputs[0].port.node;
+    AttrMap attrs = var.desc;
+    attrs["out0.ref_var_src_var_name"] = AttrValue::ofString(var.name);
+    NodeId rv = emit(L, "RefIdentity", "rv", {}, attrs, std::nullopt, poolBit(Pool::Source));
+    graph(L).addCtrlEdge(arg, rv);
+    NodeId w = emit(L, "Assign", "wr", {L.values.back()}, {}, std::nullopt, poolBit(Pool::Alias));
+    NodeId q = emit(L, "Abs", "op", {L.parentInputs[0]}, {}, std::nullopt, 0);
+    if (variant % 2 == 0)
+      return std::nullopt;
+    order(L, w, q);
+    return L.values.back();
+  }
+
+  /// CallShape::ResultWrittenOutside, at the end of the body: a copy of a
+  /// new local value that a sibling also reads; the copy becomes result 0.
+  std::optional<Value> copyReadBySibling(Level &L, uint8_t variant) {
+    std::vector<Value> base;
+    if (auto v = pick(L, Ref{Pool::Any, 0}); v && variant % 2 == 0)
+      base.push_back(*v);
+    emit(L, "ReLU", "op", base, {}, std::nullopt, 0);
+    Value r = L.values.back();
+    static const char *const kReaders[] = {"Abs", "Concat", "Add"};
+    const char *reader = kReaders[variant / 2 % 3];
+    bool readerFirst = variant / 8 % 2 == 1;
+    if (readerFirst)
+      emit(L, reader, "op", {r}, {}, std::nullopt, 0);
+    emit(L, "TensorMove", "tm", {r}, {}, std::nullopt, poolBit(Pool::TensorMove));
+    Value tm = L.values.back();
+    if (!readerFirst)
+      emit(L, reader, "op", {r}, {}, std::nullopt, 0);
+    return tm;
+  }
+
+  CallShape callShape(const Step &s) const {
+    switch (static_cast<CallShape>(s.flags % 8)) {
+    case CallShape::WritesCopiedVariable:
+      return on(SwarmBit::Variables) && on(SwarmBit::Writers) ? CallShape::WritesCopiedVariable
+                                                              : CallShape::Plain;
+    case CallShape::ResultWrittenOutside:
+      return on(SwarmBit::Writers) ? CallShape::ResultWrittenOutside : CallShape::Plain;
+    default:
+      return CallShape::Plain;
+    }
+  }
+
+  /// A new TensorMove of a variable visible here (made if there is none),
+  /// read through the newest value bound to it or a new reference by name.
+  Variable copyVariable(Level &L, const Step &s) {
+    if (L.variables.empty())
+      emitVariable(L, s.variant / 4);
+    const Variable var = L.variables[L.variables.size() - 1 - s.variant / 4 % L.variables.size()];
+    std::optional<Value> src;
+    for (size_t i = L.values.size(); i-- > 0 && !src;)
+      if ((L.values[i].pools & poolBit(Pool::Source)) && L.values[i].bufs == BufSet{var.buffer})
+        src = L.values[i];
+    if (!src) {
+      AttrMap attrs = var.desc;
+      attrs["out0.ref_var_src_var_name"] = AttrValue::ofString(var.name);
+      emit(L, "RefIdentity", "rv", {}, attrs, std::nullopt, poolBit(Pool::Source));
+      src = L.values.back();
+    }
+    // The copy declares the variable's description: a size mismatch would
+    // keep it for another reason.
+    emit(L, "TensorMove", "tm", {*src}, var.desc, std::nullopt, poolBit(Pool::TensorMove));
+    return var;
+  }
+
   static const Body &bodyAt(const Step &s, size_t i) {
     static const Body kEmpty;
     return i < s.bodies.size() ? s.bodies[i] : kEmpty;
@@ -750,24 +859,61 @@ private:
   /// Orders the holder against everything it (and its subgraphs) touch and
   /// records its outputs.
   void finishHolder(Level &L, NodeId h, const std::vector<Value> &inputs, Effects effects,
-                    bool writesInputs, const std::vector<BufSet> &outputBufs) {
+                    bool writesInputs, const std::vector<BufSet> &outputBufs,
+                    const DataOrdered *through = nullptr) {
     for (const Value &v : inputs)
       effects.add(v.bufs, writesInputs);
-    applyEffects(L, h, effects);
+    applyEffects(L, h, effects, through);
     for (size_t k = 0; k < outputBufs.size(); ++k)
       L.values.push_back(
           Value{{h, static_cast<uint32_t>(k)}, outputBufs[k], poolBit(Pool::Holder)});
   }
 
   void stepCall(Level &L, const Step &s) {
-    std::vector<Value> ins = pickAll(L, s.refs, 0, kMaxRefs);
+    CallShape shape = callShape(s);
+    BodyTail tail;
+    tail.variant = s.variant / 4;
+    std::optional<Variable> var;
+    std::vector<Value> ins;
+    if (shape == CallShape::WritesCopiedVariable) {
+      var = copyVariable(L, s);
+      tail.writeVar = &*var;
+      ins.push_back(L.values.back());
+      for (Value &v : pickAll(L, s.refs, 0, kMaxRefs - 1))
+        ins.push_back(std::move(v));
+    } else {
+      ins = pickAll(L, s.refs, 0, kMaxRefs);
+    }
+    tail.copyAsResult = shape == CallShape::ResultWrittenOutside;
     const char *type = s.variant % 4 == 3 ? "StatefulPartitionedCall" : "PartitionedCall";
     const Body &body = bodyAt(s, 0);
     size_t numResults = std::clamp<size_t>(body.outputs.size(), 1, 3);
     std::string name = fresh("pc");
     NodeId h = addNode(L, type, name, ins, static_cast<uint32_t>(numResults));
-    auto r = buildSubgraph(L, h, name + "_body", body, ins, numResults, true);
-    finishHolder(L, h, ins, std::move(r.touched), false, r.results);
+    auto r = buildSubgraph(L, h, name + "_body", body, ins, numResults, true, tail);
+    BufSet result0 = r.results[0];
+    // The copy of the variable reads it before the body's first access to it
+    // (the control edge from the argument's Data): no control edge from the
+    // copy to the call, which the deletion would turn into a self edge.
+    std::optional<DataOrdered> copyFirst;
+    if (var)
+      copyFirst = DataOrdered{ins[0].port.node, BufSet{var->buffer}};
+    finishHolder(L, h, ins, std::move(r.touched), false, r.results,
+                 copyFirst ? &*copyFirst : nullptr);
+    if (shape != CallShape::ResultWrittenOutside)
+      return;
+    // Write result 0 (the body's copy) in the parent. The copy's buffer is
+    // new in the body and only its NetOutput reads it there, so the data
+    // edge from the call orders the copy before the writer: no control edge
+    // from the call (which would order the whole body, the sibling included).
+    static const char *const kWriters[] = {"Assign", "AssignAdd", "AssignSub", "InplaceUpdate"};
+    unsigned v = s.variant / 64 % 4;
+    AttrMap attrs;
+    if (v == 3)
+      attrs["out0.ref_input"] = AttrValue::ofInt(0);
+    DataOrdered through{h, result0};
+    emit(L, kWriters[v], "wr", {L.values[L.values.size() - numResults]}, attrs, std::nullopt,
+         poolBit(Pool::Alias), &through);
   }
 
   void stepBranch(Level &L, const Step &s) {

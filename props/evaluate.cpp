@@ -1,6 +1,8 @@
 // Pipeline + oracle evaluation and small helpers about its outcome.
 #include "props/evaluate.h"
 
+#include "props/contract.h"
+
 #include <algorithm>
 
 namespace graphvet::props {
@@ -9,6 +11,7 @@ Evaluation evaluate(const Module &original, const EvalOptions &opts) {
   Evaluation e{original, {}, {}};
   e.pipeline = runPipeline(e.optimized, opts.pipeline);
   e.result = oracle::checkRefinement(original, e.optimized, opts.check);
+  checkReservedNodesKept(original, e.optimized, e.result);
   return e;
 }
 

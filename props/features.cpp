@@ -57,6 +57,8 @@ constexpr std::string_view kFeatureNames[] = {
     "unconnected-input",
     "tensor-desc",
     "tensor-move-desc-mismatch",
+    "call-writes-copied-variable",
+    "tensor-move-result-written-outside",
 };
 static_assert(std::size(kFeatureNames) == kNumFeatures);
 
@@ -98,6 +100,52 @@ bool writesSlot(const Node &n, uint32_t slot) {
     return true;
   for (uint32_t i : refWrittenInputs(n))
     if (i == slot)
+      return true;
+  return false;
+}
+
+/// The variable an output is bound to: a Variable node's name or the output's
+/// ref_var_src_var_name; null for anything else.
+const std::string *variableOf(const Node &n, uint32_t k) {
+  if (isVariableSource(n))
+    return &n.name;
+  return refVarSrcName(n, k);
+}
+
+/// Does one of the holder's subgraphs write variable `var` in place through
+/// an output bound to it by name?
+bool subgraphWritesVariable(const Module &m, const Node &holder, const std::string &var) {
+  for (GraphId sg : holder.subgraphs) {
+    const Graph &g = m.graph(sg);
+    for (NodeId id : g.liveNodes()) {
+      const Node &n = g.node(id);
+      for (uint32_t slot : refWrittenInputs(n)) {
+        if (slot >= n.inputs.size() || !n.inputs[slot])
+          continue;
+        OutPort in = *n.inputs[slot];
+        const std::string *name = variableOf(g.node(in.node), in.index);
+        if (name && *name == var)
+          return true;
+      }
+    }
+  }
+  return false;
+}
+
+/// Is the value a body's NetOutput returns in `slot` written in place by a
+/// consumer of the call's corresponding output?
+bool resultWrittenOutside(const Module &m, const Graph &body, const Node &ret, uint32_t slot) {
+  if (body.parentNode == kNoNode || body.parentGraph == kNoGraph)
+    return false;
+  const Graph &pg = m.graph(body.parentGraph);
+  const Node &holder = pg.node(body.parentNode);
+  if (opKind(holder) != OpKind::Call)
+    return false;
+  auto j = ret.intAttr(Node::portKey(false, slot, "_parent_node_index"));
+  if (!j || *j < 0 || *j >= static_cast<int64_t>(holder.numOutputs))
+    return false;
+  for (InPort c : pg.consumers({holder.id, static_cast<uint32_t>(*j)}))
+    if (writesSlot(pg.node(c.node), c.index))
       return true;
   return false;
 }
@@ -255,13 +303,23 @@ FeatureSet featuresOf(const Module &m) {
         if (outputBytes(p, src.index) != outputBytes(n, 0))
           set(Feature::TensorMoveDescMismatch);
       }
+      const std::string *copiedVariable =
+          !n.inputs.empty() && n.inputs[0]
+              ? variableOf(g.node(n.inputs[0]->node), n.inputs[0]->index)
+              : nullptr;
+      bool hasSibling = !n.inputs.empty() && n.inputs[0] && g.consumers(*n.inputs[0]).size() >= 2;
       for (InPort c : g.consumers({id, 0})) {
         const Node &cn = g.node(c.node);
-        if (opKind(cn) == OpKind::NetOutput)
+        if (opKind(cn) == OpKind::NetOutput) {
           set(Feature::TensorMoveToNetOutput);
-        else if (holdsSubgraphs(cn))
+          if (!root && hasSibling && resultWrittenOutside(m, g, cn, c.index))
+            set(Feature::TensorMoveResultWrittenOutside);
+        } else if (holdsSubgraphs(cn)) {
           set(Feature::TensorMoveToHolder);
-        else if (writesSlot(cn, c.index))
+          if (copiedVariable && opKind(cn) == OpKind::Call &&
+              subgraphWritesVariable(m, cn, *copiedVariable))
+            set(Feature::CallWritesCopiedVariable);
+        } else if (writesSlot(cn, c.index))
           set(Feature::TensorMoveToWriter);
         else
           set(Feature::TensorMoveToReader);

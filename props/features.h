@@ -59,8 +59,15 @@ enum class Feature : uint8_t {
   UnconnectedInput,       ///< an input slot left `_`
   TensorDesc,             ///< an outK.dtype / outK.shape tensor description
   TensorMoveDescMismatch, ///< a TensorMove whose output size differs from its input's
+  /// A TensorMove of a variable feeding a call whose body writes that
+  /// variable by name (a ref writer of a ref_var_src_var_name output).
+  CallWritesCopiedVariable,
+  /// In a call body, a TensorMove with a sibling, returned by the body, whose
+  /// call output is written in place by a consumer outside.
+  TensorMoveResultWrittenOutside,
 };
-inline constexpr size_t kNumFeatures = static_cast<size_t>(Feature::TensorMoveDescMismatch) + 1;
+inline constexpr size_t kNumFeatures =
+    static_cast<size_t>(Feature::TensorMoveResultWrittenOutside) + 1;
 
 std::string_view featureName(Feature f);
 

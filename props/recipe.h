@@ -26,13 +26,31 @@ enum class StepKind : uint8_t {
   RefWrite,        ///< Assign family, or an op with out0.ref_input: writes input 0 in place
   ScopeWrite,      ///< HcomAllReduce family or `_input_mutable = true`: scribbles on inputs
   Continuous,      ///< an op demanding contiguous inputs (continuous_input)
-  Call,            ///< PartitionedCall / StatefulPartitionedCall with a nested body
+  Call,            ///< PartitionedCall / StatefulPartitionedCall with a nested body; its flags
+                   ///< pick a shape (CallShape) beyond a plain call
   If,              ///< If with then/else branches
   Case,            ///< Case with two or three branches
   While,           ///< While with cond and body
   CtrlEdge,        ///< an extra control edge between two earlier nodes
 };
 inline constexpr unsigned kNumStepKinds = static_cast<unsigned>(StepKind::CtrlEdge) + 1;
+
+/// What a Call step builds around its body, chosen by `flags % 8` (0 and
+/// anything unlisted: a plain call, the simplest, so shrinking lowers towards
+/// it). Both shapes are race-free by construction and only occur while the
+/// families they use are on.
+enum class CallShape : uint8_t {
+  Plain = 0,
+  /// (Variables, Writers) the call's input 0 is a new TensorMove of a
+  /// variable, and its body writes that variable by name (a
+  /// ref_var_src_var_name node and an Assign) and then reads the argument.
+  WritesCopiedVariable = 1,
+  /// (Writers) the body ends in `r = ReLU(..); tm = TensorMove(r); c = Abs(r)`
+  /// (or Concat/Add, before or after tm) and returns tm as result 0, which an
+  /// Assign-family op in the parent writes; only the data edge through the
+  /// call orders the copy before that writer.
+  ResultWrittenOutside = 2,
+};
 
 /// Which earlier values a reference prefers; the builder falls back to Any
 /// when the pool is empty.

@@ -7,6 +7,7 @@
 #include "ir/graph.h"
 #include "oracle/check.h"
 #include "passes/pass_manager.h"
+#include "props/contract.h"
 #include "tools/graphvet/commands.h"
 
 #include <nlohmann/json.hpp>
@@ -123,6 +124,7 @@ int checkPair(const CheckCmdOptions &opts) {
   if (!orig || !opt)
     return kExitBadInput;
   oracle::CheckResult r = oracle::checkRefinement(*orig, *opt, checkOptions(opts));
+  props::checkReservedNodesKept(*orig, *opt, r);
   r.replay = oracle::replayPairCommand(opts.pair[0], opts.pair[1], opts.seed);
   print(r, "", opts.json);
   return exitFor(r.verdict);
@@ -181,6 +183,7 @@ int checkFiles(const CheckCmdOptions &opts) {
     // A pass that broke the verifier still yields a module: the oracle
     // reports it as `malformed`.
     oracle::CheckResult r = oracle::checkRefinement(*original, optimized, checkOptions(opts));
+    props::checkReservedNodesKept(*original, optimized, r);
     r.replay = oracle::replayPassesCommand(file, opts.passes.value_or(""), opts.seed) +
                pipelineFlags(opts);
     print(r, several ? shown : "", opts.json);

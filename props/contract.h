@@ -1,0 +1,28 @@
+// Pass contracts the oracle's semantics cannot see. Deleting a node the
+// original marks as reserved (`_cannot_be_deleted = true`, or any
+// `no_need_constant_folding`) leaves memory and values intact, so the oracle
+// finds nothing; the pass contract still forbids it. The harness (campaign,
+// reducer, `graphvet check`) adds this check after the oracle's.
+#pragma once
+
+#include "ir/graph.h"
+#include "oracle/check.h"
+
+#include <string_view>
+
+namespace graphvet::props {
+
+/// Violation kind of a reserved node missing after the pipeline.
+inline constexpr std::string_view kReservedDeletedKind = "reserved-deleted";
+
+/// True when `n` carries a reserved attribute that forbids deleting it.
+bool isReservedNode(const Node &n);
+
+/// Appends one `reserved-deleted` violation per reserved node of `original`
+/// that `optimized` no longer has (same graph name, same node name), and
+/// turns a sound or inconclusive verdict into a violation. An invalid
+/// original is left alone (nothing about it is a finding of the pass).
+void checkReservedNodesKept(const Module &original, const Module &optimized,
+                            oracle::CheckResult &result);
+
+} // namespace graphvet::props
