@@ -134,14 +134,6 @@ int checkFiles(const CheckCmdOptions &opts) {
   PipelineOptions pipeline;
   pipeline.optLevel = opts.optLevel;
   pipeline.disabled = opts.disabled;
-  if (opts.passes) {
-    std::vector<std::string> names;
-    std::stringstream list(*opts.passes);
-    for (std::string name; std::getline(list, name, ',');)
-      if (!trim(name).empty())
-        names.push_back(trim(name));
-    pipeline.passes = std::move(names);
-  }
   for (const std::string &kv : opts.options) {
     size_t eq = kv.find('=');
     if (eq == std::string::npos || trim(kv.substr(0, eq)).empty()) {
@@ -150,13 +142,8 @@ int checkFiles(const CheckCmdOptions &opts) {
     }
     pipeline.optionOverrides[trim(kv.substr(0, eq))] = kv.substr(eq + 1);
   }
-  std::vector<std::string> names = pipeline.passes.value_or(std::vector<std::string>{});
-  names.insert(names.end(), opts.disabled.begin(), opts.disabled.end());
-  for (const std::string &name : names)
-    if (!findPass(name)) {
-      std::cerr << "graphvet check: error: unknown pass '" << name << "'\n";
-      return kExitBadInput;
-    }
+  if (!applyPassList(opts.passes, opts.disabled, "check", pipeline, std::cerr))
+    return kExitBadInput;
   const bool several = opts.files.size() > 1;
   int status = kExitOk;
   for (const std::string &file : opts.files) {

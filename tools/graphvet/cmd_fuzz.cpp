@@ -210,19 +210,8 @@ int runFuzz(const FuzzCmdOptions &cmd) {
   o.missedOutDir = cmd.missedOut;
   o.missedExamplesPerRule = cmd.missedExamples;
   o.missedReduceBudget = cmd.missedReduceBudget;
-  if (cmd.passes) {
-    std::vector<std::string> names;
-    std::stringstream list(*cmd.passes);
-    for (std::string name; std::getline(list, name, ',');)
-      if (!name.empty())
-        names.push_back(name);
-    for (const std::string &name : names)
-      if (!findPass(name)) {
-        std::cerr << "graphvet fuzz: error: unknown pass '" << name << "'\n";
-        return kExitBadInput;
-      }
-    o.pipeline.passes = names;
-  }
+  if (!applyPassList(cmd.passes, {}, "fuzz", o.pipeline, std::cerr))
+    return kExitBadInput;
 
   gStopRequested = false;
   o.stop = &gStopRequested;

@@ -124,19 +124,8 @@ int runMissed(const MissedCmdOptions &cmd) {
   o.check.z3TimeoutMs = cmd.z3TimeoutMs;
   o.check.useZ3 = !cmd.noZ3;
   o.maxCandidates = cmd.maxCandidates;
-  if (cmd.passes) {
-    std::vector<std::string> names;
-    std::stringstream list(*cmd.passes);
-    for (std::string name; std::getline(list, name, ',');)
-      if (!name.empty())
-        names.push_back(name);
-    for (const std::string &name : names)
-      if (!findPass(name)) {
-        std::cerr << "graphvet missed: error: unknown pass '" << name << "'\n";
-        return kExitBadInput;
-      }
-    o.pipeline.passes = names;
-  }
+  if (!applyPassList(cmd.passes, {}, "missed", o.pipeline, std::cerr))
+    return kExitBadInput;
   const bool several = cmd.files.size() > 1;
   int status = kExitOk;
   for (const std::string &file : cmd.files) {

@@ -173,14 +173,6 @@ int runOpt(const OptOptions &opts) {
   pipeline.disabled = opts.disabled;
   pipeline.verifyEach = opts.verifyEach;
   pipeline.conservative = opts.tmConservative;
-  if (opts.passes) {
-    std::vector<std::string> names;
-    std::stringstream list(*opts.passes);
-    for (std::string name; std::getline(list, name, ',');)
-      if (!trim(name).empty())
-        names.push_back(trim(name));
-    pipeline.passes = std::move(names);
-  }
   for (const std::string &kv : opts.options) {
     size_t eq = kv.find('=');
     if (eq == std::string::npos || trim(kv.substr(0, eq)).empty()) {
@@ -190,17 +182,8 @@ int runOpt(const OptOptions &opts) {
     pipeline.optionOverrides[trim(kv.substr(0, eq))] = kv.substr(eq + 1);
   }
   // Reject unknown pass names before touching the input.
-  std::vector<std::string> names = pipeline.passes.value_or(std::vector<std::string>{});
-  names.insert(names.end(), opts.disabled.begin(), opts.disabled.end());
-  for (const std::string &name : names)
-    if (!findPass(name)) {
-      std::string known;
-      for (const PassInfo &p : allPasses())
-        known += (known.empty() ? "" : ", ") + std::string(p.name);
-      std::cerr << "graphvet opt: error: unknown pass '" << name << "' (known passes: " << known
-                << ")\n";
-      return kExitBadInput;
-    }
+  if (!applyPassList(opts.passes, opts.disabled, "opt", pipeline, std::cerr))
+    return kExitBadInput;
 
   auto text = readInput(opts.file, std::cerr);
   if (!text)

@@ -47,21 +47,8 @@ int runReduce(const ReduceCmdOptions &cmd) {
   props::EvalOptions eo;
   eo.pipeline.optLevel = cmd.optLevel;
   eo.pipeline.disabled = cmd.disabled;
-  if (cmd.passes) {
-    std::vector<std::string> names;
-    std::stringstream list(*cmd.passes);
-    for (std::string name; std::getline(list, name, ',');)
-      if (!name.empty())
-        names.push_back(name);
-    eo.pipeline.passes = names;
-  }
-  std::vector<std::string> names = eo.pipeline.passes.value_or(std::vector<std::string>{});
-  names.insert(names.end(), cmd.disabled.begin(), cmd.disabled.end());
-  for (const std::string &name : names)
-    if (!findPass(name)) {
-      std::cerr << "graphvet reduce: error: unknown pass '" << name << "'\n";
-      return kExitBadInput;
-    }
+  if (!applyPassList(cmd.passes, cmd.disabled, "reduce", eo.pipeline, std::cerr))
+    return kExitBadInput;
   eo.check.seed = cmd.seed;
   eo.check.numStates = cmd.states;
   eo.check.useZ3 = !cmd.noZ3;

@@ -3,12 +3,15 @@
 #pragma once
 
 #include "ir/graph.h"
+#include "passes/pass_manager.h"
 
 #include <CLI/CLI.hpp>
 
 #include <optional>
 #include <ostream>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace graphvet::cli {
 
@@ -34,6 +37,13 @@ bool writeOutput(const std::string &path, const std::string &text, std::ostream 
 
 /// True when stderr is a terminal (progress display).
 bool stderrIsTerminal();
+
+/// Applies `--passes a,b,...` (names trimmed, empty items dropped) to
+/// `pipeline.passes` and checks that every listed and every disabled name is
+/// a known pass. On an unknown name prints "graphvet COMMAND: error: unknown
+/// pass 'X' (known passes: ...)" to `err` and returns false.
+bool applyPassList(const std::optional<std::string> &list, const std::vector<std::string> &disabled,
+                   std::string_view command, PipelineOptions &pipeline, std::ostream &err);
 
 void registerShow(CLI::App &app, CommandContext &ctx);
 void registerOpt(CLI::App &app, CommandContext &ctx);

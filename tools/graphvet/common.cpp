@@ -44,6 +44,34 @@ bool writeOutput(const std::string &path, const std::string &text, std::ostream 
   return true;
 }
 
-bool stderrIsTerminal() { return isatty(STDERR_FILENO) != 0; }
+bool stderrIsTerminal() {
+  return isatty(STDERR_FILENO) != 0;
+}
+
+bool applyPassList(const std::optional<std::string> &list, const std::vector<std::string> &disabled,
+                   std::string_view command, PipelineOptions &pipeline, std::ostream &err) {
+  if (list) {
+    std::vector<std::string> names;
+    std::stringstream items(*list);
+    for (std::string item; std::getline(items, item, ',');) {
+      size_t first = item.find_first_not_of(" \t");
+      if (first != std::string::npos)
+        names.push_back(item.substr(first, item.find_last_not_of(" \t") - first + 1));
+    }
+    pipeline.passes = std::move(names);
+  }
+  std::vector<std::string> named = pipeline.passes.value_or(std::vector<std::string>{});
+  named.insert(named.end(), disabled.begin(), disabled.end());
+  for (const std::string &name : named)
+    if (!findPass(name)) {
+      std::string known;
+      for (const PassInfo &p : allPasses())
+        known += (known.empty() ? "" : ", ") + std::string(p.name);
+      err << "graphvet " << command << ": error: unknown pass '" << name
+          << "' (known passes: " << known << ")\n";
+      return false;
+    }
+  return true;
+}
 
 } // namespace graphvet::cli
