@@ -25,7 +25,7 @@ void checkReservedNodesKept(const Module &original, const Module &optimized,
       const Node &n = g.node(id);
       if (!isReservedNode(n) || (og && og->find(n.name) != kNoNode))
         continue;
-      std::string qualified = gid == 0 ? n.name : g.name + "/" + n.name;
+      std::string qualified = original.qualifiedName(gid, id);
       oracle::Violation v;
       v.kind = std::string(kReservedDeletedKind);
       v.nodes = {qualified};

@@ -18,14 +18,8 @@
 namespace graphvet::props {
 namespace {
 
-/// "name" in the root graph, "graph/name" in a subgraph (the oracle's QNAME).
-std::string qualified(const Module &m, GraphId g, NodeId n) {
-  const std::string &name = m.graph(g).node(n).name;
-  return g == 0 ? name : m.graph(g).name + "/" + name;
-}
-
 std::string edgeText(const Module &m, GraphId g, NodeId from, NodeId to) {
-  return qualified(m, g, from) + " -> " + qualified(m, g, to);
+  return m.qualifiedName(g, from) + " -> " + m.qualifiedName(g, to);
 }
 
 /// The chain (graph, node) from a node up through the nodes holding its
@@ -367,7 +361,8 @@ MissedReport findMissedIn(const Module &original, const Module &optimized,
       item.passMessage = remark.message;
       GraphId gid = optimized.findGraph(remark.graph);
       NodeId nid = gid == kNoGraph ? kNoNode : optimized.graph(gid).find(remark.node);
-      item.node = gid == kNoGraph || nid == kNoNode ? remark.node : qualified(optimized, gid, nid);
+      item.node =
+          gid == kNoGraph || nid == kNoNode ? remark.node : optimized.qualifiedName(gid, nid);
       if (remark.decision == "skipped") {
         item.status = MissedStatus::Reserved;
       } else if (tried >= opts.maxCandidates) {

@@ -362,4 +362,9 @@ std::vector<GraphId> Module::canonicalGraphOrder() const {
   return order;
 }
 
+std::string Module::qualifiedName(GraphId g, NodeId n) const {
+  const std::string &name = graphs_[g].node(n).name;
+  return g == 0 ? name : graphs_[g].name + "/" + name;
+}
+
 } // namespace graphvet

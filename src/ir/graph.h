@@ -104,7 +104,7 @@ struct Node {
 
   const AttrValue *attr(const std::string &key) const;
   std::optional<int64_t> intAttr(const std::string &key) const;
-  bool boolAttr(const std::string &key) const; ///< false when absent or not bool
+  bool boolAttr(const std::string &key) const;                 ///< false when absent or not bool
   const std::string *stringAttr(const std::string &key) const; ///< string or ident
   /// Port attribute helpers: portKey(true, 1, "ref_input") == "out1.ref_input".
   static std::string portKey(bool output, uint32_t k, const std::string &attr);
@@ -205,6 +205,9 @@ public:
   /// printed text first references them (breadth first over graphs, nodes in
   /// topological order). Graphs unreachable from the root are left out.
   std::vector<GraphId> canonicalGraphOrder() const;
+  /// The graph-qualified node name used in verdicts and remarks: "relu" in
+  /// the root graph, "body/m" in subgraph `body`.
+  std::string qualifiedName(GraphId g, NodeId n) const;
 
 private:
   std::vector<Graph> graphs_;
