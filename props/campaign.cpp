@@ -85,6 +85,7 @@ MissedOptions missedOptions(const CampaignOptions &opts, uint64_t seed) {
   mo.pipeline = opts.pipeline;
   mo.check = opts.check;
   mo.check.seed = seed;
+  mo.check.numStates = opts.missedStates;
   // The campaign has just found the pass output sound.
   mo.checkPassOutput = false;
   return mo;

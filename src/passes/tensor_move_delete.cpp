@@ -169,11 +169,16 @@ private:
   };
   /// Cached per buffer; deletions keep the cache current through noteMerge.
   const BufferFacts &bufferFacts(const SourceTrace &trace);
-  /// True when writer `w` runs before the TensorMove in every schedule:
-  /// directly ordered before it or on its trace path (data edges between
+  /// True when writer `w` cannot change the source between the TensorMove
+  /// and any read of the copy's memory (`copy`, when given): it is directly
+  /// ordered before the copy or on its trace path (data edges between
   /// non-call nodes of its graph), after lifting a writer inside a
-  /// control-flow holder to the holder (which runs as one step).
-  bool precedesCopy(NodeRef t, const SourceTrace &trace, NodeRef w) const;
+  /// control-flow holder to the holder (which runs as one step); or, for a
+  /// copy inside If/Case/While holders, it is ordered before the holder,
+  /// runs in another subgraph of it, or is outside a holder the copy's
+  /// memory never leaves.
+  bool precedesCopy(NodeRef t, const SourceTrace &trace, NodeRef w,
+                    const BufferUses *copy = nullptr) const;
   /// After a deletion merged a copy into the buffer(s) `ends`: the copy's
   /// accesses become the source's.
   void noteMerge(const std::vector<SourceTrace> &ends, const BufferUses &copy);
@@ -541,9 +546,18 @@ TensorMoveDeleter::resolveControlFlow(const SourceTrace &trace) {
         return std::nullopt;
       const Node &holder = m_.graph(graph.parentGraph).node(graph.parentNode);
       auto p = n.intAttr("_parent_node_index");
-      if (opKind(holder) == OpKind::While || !p || *p < 0 || *p >= int64_t(holder.inputs.size()) ||
-          !holder.inputs[size_t(*p)])
+      if (opKind(holder) == OpKind::While || !p || *p < 0 || *p >= int64_t(holder.inputs.size()))
         return std::nullopt;
+      if (!holder.inputs[size_t(*p)]) {
+        // An unconnected branch input: the Data is bound to a fresh buffer
+        // of its own that reads as zero bytes (semantics.md §1-2), so it is
+        // an ordinary source, known only inside the branch.
+        SourceTrace own;
+        own.steps.push_back(end);
+        own.kind = SourceKind::Ordinary;
+        ends.push_back(std::move(own));
+        continue;
+      }
       work.push_back(
           traceSource(m_, index_, graph.parentGraph, *holder.inputs[size_t(*p)], maxTraceSteps_));
       continue;
@@ -619,17 +633,64 @@ const TensorMoveDeleter::BufferFacts &TensorMoveDeleter::bufferFacts(const Sourc
   return facts_.emplace(key, std::move(f)).first->second;
 }
 
-bool TensorMoveDeleter::precedesCopy(NodeRef t, const SourceTrace &trace, NodeRef w) const {
-  // A writer nested in If/Case/While is ordered with the whole holder, which
-  // runs as one step. A call is transparent (semantics.md §2): a path through
-  // it proves nothing about the nodes inside, so calls are never lifted.
-  while (w.graph != t.graph) {
+bool TensorMoveDeleter::precedesCopy(NodeRef t, const SourceTrace &trace, NodeRef w,
+                                     const BufferUses *copy) const {
+  // The copy and every If/Case/While holding it, innermost first: a holder
+  // runs as one step, so whatever is ordered before it runs before the copy.
+  // A call is transparent (semantics.md §2): a path through it proves
+  // nothing about the nodes inside, so neither side is lifted through one.
+  constexpr size_t kMaxDepth = 64; // nesting followed per side (cost bound)
+  std::vector<NodeRef> holders{t};
+  while (holders.size() < kMaxDepth) {
+    const Graph &hg = m_.graph(holders.back().graph);
+    if (hg.parentNode == kNoNode || hg.parentGraph == kNoGraph)
+      break;
+    NodeRef up{hg.parentGraph, hg.parentNode};
+    if (!isControlFlow(m_.graph(up.graph).node(up.node)))
+      break;
+    holders.push_back(up);
+  }
+  // Lift the writer through control-flow holders until it shares a graph
+  // with the copy or one of its holders.
+  GraphId liftedFrom = kNoGraph; // the subgraph the writer was last lifted out of
+  size_t level = holders.size();
+  for (size_t depth = 0; level == holders.size(); ++depth) {
+    for (size_t i = 0; i < holders.size() && level == holders.size(); ++i)
+      if (holders[i].graph == w.graph)
+        level = i;
+    if (level != holders.size())
+      break;
     const Graph &wg = m_.graph(w.graph);
-    if (wg.parentNode == kNoNode || wg.parentGraph == kNoGraph)
+    if (depth >= kMaxDepth || wg.parentNode == kNoNode || wg.parentGraph == kNoGraph)
       return false;
+    liftedFrom = w.graph;
     w = {wg.parentGraph, wg.parentNode};
     if (!isControlFlow(m_.graph(w.graph).node(w.node)))
       return false;
+  }
+  if (level > 0) {
+    // Extension ext-readonly-control-flow: the writer is outside the
+    // innermost control flow holding the copy.
+    NodeRef holder = holders[level];
+    if (w == holder) {
+      // The writer runs inside the same holder as the copy but in another
+      // subgraph of it (the same subgraph would have met at a lower level):
+      // another branch of an If/Case, which never runs in the step the copy
+      // runs in, or the other one of a While's cond and body, which runs
+      // before or after the whole of the copy's subgraph. The copy's memory
+      // leaves neither during that time except as a snapshot (a While's
+      // write-back) or through the holder's result, read after the step.
+      // The holder's own writes (a While's write-back, an If's fallback
+      // result) are not excused.
+      return liftedFrom != kNoGraph;
+    }
+    if (directlyOrdered(m_.graph(holder.graph), w.node, holder.node))
+      return true;
+    // A writer outside the holder runs before or after the whole step. When
+    // the copy's memory does not leave the holder (no result of it that
+    // anyone reads carries it), every read of it happens inside the step,
+    // so such a writer cannot come between the copy and a read.
+    return copy && !copy->overBudget && !copy->passedOnBy.count(holder);
   }
   if (w.node == t.node)
     return false;
@@ -637,9 +698,11 @@ bool TensorMoveDeleter::precedesCopy(NodeRef t, const SourceTrace &trace, NodeRe
   // the writer; but a subgraph NetOutput consumer stands for readers outside
   // the call, which an edge inside orders nothing before (as in Rule 3). Only
   // the data path from the writer to the producer orders those.
+  // (A result of If/Case/While is read only after the whole step, so there
+  // the edge does order it.)
   const Graph &tg = m_.graph(t.graph);
   bool resultConsumer = false;
-  if (tg.parentNode != kNoNode)
+  if (tg.parentNode != kNoNode && !isControlFlow(m_.graph(tg.parentGraph).node(tg.parentNode)))
     for (InPort c : tg.node(t.node).consumers[0])
       resultConsumer = resultConsumer || opKind(tg.node(c.node)) == OpKind::NetOutput;
   if (!resultConsumer && directlyOrdered(tg, w.node, t.node))
@@ -731,7 +794,7 @@ std::optional<Verdict> TensorMoveDeleter::tryReadOnlyMemory(NodeRef t, const Ver
     if (!copy.rootOutputs.empty() && ((f.rootOutputs && !granted) || f.continuous))
       return std::nullopt;
     for (NodeRef w : f.writers)
-      if (!precedesCopy(t, trace, w))
+      if (!precedesCopy(t, trace, w, &copy))
         return std::nullopt;
   }
   Verdict v;
@@ -784,37 +847,45 @@ std::optional<Verdict> TensorMoveDeleter::tryLoopVariable(NodeRef t, const Verdi
   if (copy.overBudget || writes(copy.access) || !copy.writers.empty() ||
       !copy.rootOutputs.empty() || !copy.continuousUsers.empty())
     return std::nullopt;
+  // Only the copy's own subgraph (cond or body) matters: the other one runs
+  // before or after the whole of it, and the copy's memory leaves it only as
+  // a snapshot (the condition, or the write-back).
+  constexpr size_t kMaxWriters = 64; // writers checked per copy (cost bound)
   std::vector<SlotRef> slots;
-  for (GraphId sub : loop.subgraphs)
-    for (NodeId d : index_.dataForParentInput(sub, uint32_t(*p)))
-      for (uint32_t k = 0; k < m_.graph(sub).node(d).numOutputs; ++k)
-        for (const SlotRef &s : consumerSlots(m_, {sub, {d, k}}))
-          slots.push_back(s);
+  for (NodeId d : index_.dataForParentInput(end.graph, uint32_t(*p)))
+    for (uint32_t k = 0; k < bodyGraph.node(d).numOutputs; ++k)
+      for (const SlotRef &s : consumerSlots(m_, {end.graph, {d, k}}))
+        slots.push_back(s);
   BufferUses inside = exploreUses(m_, index_, slots, opts_.analysisBudget);
-  if (inside.overBudget || writes(inside.access) || !inside.writers.empty())
+  if (inside.overBudget || inside.writers.size() > kMaxWriters ||
+      (writes(inside.access) && inside.writers.empty()))
     return std::nullopt;
   // The loop variable's buffer may also be reached inside the loop by other
   // routes: a variable by name (a reference to it inside the body), or the
-  // same buffer bound to another loop variable. Every writer of the real
-  // buffer must be the While itself or outside it (found by graphvet fuzz
-  // --seed 424242).
-  constexpr size_t kMaxWriters = 64; // writers checked per copy (cost bound)
+  // same buffer bound to another loop variable (found by graphvet fuzz
+  // --seed 424242). Every writer of the real buffer inside the loop must run
+  // before the copy in its subgraph, or in the loop's other subgraph; the
+  // While's own write-back comes after every reader of the iteration.
   const BufferFacts &facts = bufferFacts(outer);
   if (facts.overBudget || facts.writers.size() > kMaxWriters)
     return std::nullopt;
   NodeRef loopRef{bodyGraph.parentGraph, bodyGraph.parentNode};
-  for (NodeRef w : facts.writers) {
-    if (w == loopRef)
-      continue;
-    for (NodeRef at = w;;) {
-      if (at == loopRef)
-        return std::nullopt; // a writer inside the loop
-      const Graph &ag = m_.graph(at.graph);
-      if (ag.parentNode == kNoNode || ag.parentGraph == kNoGraph)
-        break;
-      at = {ag.parentGraph, ag.parentNode};
+  auto insideLoop = [&](NodeRef w) {
+    for (size_t depth = 0; depth <= m_.numGraphs(); ++depth) {
+      if (w == loopRef)
+        return true;
+      const Graph &wg = m_.graph(w.graph);
+      if (wg.parentNode == kNoNode || wg.parentGraph == kNoGraph)
+        return false;
+      w = {wg.parentGraph, wg.parentNode};
     }
-  }
+    return true; // deeper than the module has graphs: broken, assume inside
+  };
+  for (const std::vector<NodeRef> *writers :
+       std::initializer_list<const std::vector<NodeRef> *>{&inside.writers, &facts.writers})
+    for (NodeRef w : *writers)
+      if (w != loopRef && insideLoop(w) && !precedesCopy(t, trace, w, &copy))
+        return std::nullopt;
   Verdict v;
   v.outcome = Outcome::Delete;
   v.rule = "ext-loop-variable";

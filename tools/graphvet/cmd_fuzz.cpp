@@ -40,6 +40,7 @@ struct FuzzCmdOptions {
   std::string missedOut;
   unsigned missedExamples = 3;
   unsigned missedReduceBudget = 300;
+  unsigned missedStates = 8;
 };
 
 /// The campaign's settings as a command line (shown in the report).
@@ -113,7 +114,8 @@ nlohmann::ordered_json toJson(const props::CampaignResult &r, const props::Campa
                            {"unobserved", s.missedUnobserved},
                            {"inconclusive", s.missedInconclusive},
                            {"reserved", s.missedReserved},
-                           {"untried", s.missedUntried}};
+                           {"untried", s.missedUntried},
+                           {"states", o.missedStates}};
     std::vector<std::string> examples;
     for (const props::MissedExample &ex : r.missedExamples)
       if (!ex.path.empty())
@@ -210,6 +212,7 @@ int runFuzz(const FuzzCmdOptions &cmd) {
   o.missedOutDir = cmd.missedOut;
   o.missedExamplesPerRule = cmd.missedExamples;
   o.missedReduceBudget = cmd.missedReduceBudget;
+  o.missedStates = cmd.missedStates;
   if (!applyPassList(cmd.passes, {}, "fuzz", o.pipeline, std::cerr))
     return kExitBadInput;
 
@@ -301,6 +304,11 @@ void registerFuzz(CLI::App &app, CommandContext &ctx) {
       ->capture_default_str();
   sub->add_option("--missed-reduce-budget", opts->missedReduceBudget,
                   "reduction evaluations per saved example (0: save unreduced)")
+      ->capture_default_str();
+  sub->add_option("--missed-states", opts->missedStates,
+                  "seeded initial states per missed-optimization check (a removal holds in "
+                  "all of them)")
+      ->check(CLI::Range(1u, 1000u))
       ->capture_default_str();
   sub->add_option("--max-steps", opts->maxSteps, "construction steps of the root graph")
       ->check(CLI::Range(3u, 200u))

@@ -24,7 +24,7 @@ struct MissedCmdOptions {
   bool conservative = false;
   bool json = false;
   uint64_t seed = 1;
-  unsigned states = 2;
+  unsigned states = 8; // as graphvet fuzz --missed-states: see props/campaign.h
   unsigned z3TimeoutMs = 2000;
   bool noZ3 = false;
   unsigned maxCandidates = 256;
