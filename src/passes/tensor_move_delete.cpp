@@ -151,6 +151,13 @@ private:
   /// Extension ext-loop-variable: a copy of a While's loop variable inside
   /// the loop, when nothing in the loop writes that variable.
   std::optional<Verdict> tryLoopVariable(NodeRef t, const Verdict &kept, SourceTrace trace);
+  /// Extension ext-readers-before-writers: the control edges (reader ->
+  /// writer, in the TensorMove's graph) that put every reader of the copy's
+  /// memory before each writer in `late`, which may run after the copy;
+  /// nullopt when some reader or writer is outside the TensorMove's graph,
+  /// an edge would close a cycle, or more than a few edges would be needed.
+  std::optional<std::vector<std::pair<NodeId, NodeId>>>
+  orderReadersBeforeWriters(NodeRef t, const std::vector<NodeRef> &late);
   /// The possible real sources of a trace that ended at control flow: a
   /// branch Data continues at the holder's input, an If/Case output at every
   /// branch's result, a While output at the While's input (its loop variable
@@ -783,6 +790,7 @@ std::optional<Verdict> TensorMoveDeleter::tryReadOnlyMemory(NodeRef t, const Ver
     return std::all_of(copy.rootOutputs.begin(), copy.rootOutputs.end(),
                        [&](uint32_t j) { return allowed.count(j) > 0; });
   };
+  std::vector<NodeRef> late; // writers that may run after the copy
   for (const SourceTrace &end : *ends) {
     bool granted = !copy.rootOutputs.empty() && outputsGranted(end);
     grantedOutputs = grantedOutputs || granted;
@@ -794,12 +802,22 @@ std::optional<Verdict> TensorMoveDeleter::tryReadOnlyMemory(NodeRef t, const Ver
     if (!copy.rootOutputs.empty() && ((f.rootOutputs && !granted) || f.continuous))
       return std::nullopt;
     for (NodeRef w : f.writers)
-      if (!precedesCopy(t, trace, w, &copy))
-        return std::nullopt;
+      if (!precedesCopy(t, trace, w, &copy) && std::find(late.begin(), late.end(), w) == late.end())
+        late.push_back(w);
   }
   Verdict v;
+  if (!late.empty()) {
+    // A graph output is read after every writer: no edge can help.
+    if (!copy.rootOutputs.empty())
+      return std::nullopt;
+    auto edges = orderReadersBeforeWriters(t, late);
+    if (!edges)
+      return std::nullopt;
+    v.pending = std::move(*edges);
+  }
   v.outcome = Outcome::Delete;
-  v.rule = viaControlFlow   ? "ext-readonly-control-flow"
+  v.rule = !late.empty()    ? "ext-readers-before-writers"
+           : viaControlFlow ? "ext-readonly-control-flow"
            : grantedOutputs ? "ext-readonly-granted-output"
                             : "ext-readonly-source";
   v.reason = kept.rule;
@@ -892,6 +910,79 @@ std::optional<Verdict> TensorMoveDeleter::tryLoopVariable(NodeRef t, const Verdi
   v.reason = kept.rule;
   v.trace = std::move(trace);
   return v; // (ends stays empty: the loop variable's facts are not cached)
+}
+
+std::optional<std::vector<std::pair<NodeId, NodeId>>>
+TensorMoveDeleter::orderReadersBeforeWriters(NodeRef t, const std::vector<NodeRef> &late) {
+  // After the deletion the copy's readers read the source itself. A writer
+  // that may run after the copy (it cannot run between the producer and the
+  // copy: the original is race-free and the copy reads the source, so it is
+  // ordered with the copy, and precedesCopy could not show "before") keeps
+  // the bytes each reader saw when every reader runs before it. A control
+  // edge to or from a call or an If/Case/While covers every node inside it
+  // (semantics.md §2), so readers and writers nested in the TensorMove's
+  // graph are ordered through the node holding them there.
+  constexpr size_t kMaxEdges = 16;   // edges added per copy (output size bound)
+  constexpr size_t kMaxReaders = 64; // readers examined per copy (cost bound)
+  const Graph &g = m_.graph(t.graph);
+  // The node of t's graph holding `n` (n itself there), and whether it was
+  // lifted out of a subgraph; nullopt when `n` is not inside t's graph.
+  auto liftInto = [&](NodeRef n) -> std::optional<std::pair<NodeId, bool>> {
+    bool lifted = false;
+    for (size_t depth = 0; depth <= m_.numGraphs(); ++depth) {
+      if (n.graph == t.graph)
+        return std::pair{n.node, lifted};
+      const Graph &ng = m_.graph(n.graph);
+      if (ng.parentNode == kNoNode || ng.parentGraph == kNoGraph)
+        return std::nullopt;
+      n = {ng.parentGraph, ng.parentNode};
+      lifted = true;
+    }
+    return std::nullopt;
+  };
+  std::vector<SlotRef> visited;
+  std::vector<SlotRef> start = consumerSlots(m_, {t.graph, {t.node, 0}});
+  BufferUses uses = exploreUses(m_, index_, start, opts_.analysisBudget, &visited);
+  if (uses.overBudget || !uses.rootOutputs.empty() || visited.size() > kMaxReaders)
+    return std::nullopt;
+  std::vector<std::pair<NodeId, bool>> readers, writers;
+  for (const SlotRef &s : visited) {
+    // A result of t's own subgraph is read by the holder's consumers, in a
+    // graph no edge here can order.
+    if (s.graph == t.graph && opKind(g.node(s.slot.node)) == OpKind::NetOutput)
+      return std::nullopt;
+    auto r = liftInto({s.graph, s.slot.node});
+    if (!r)
+      return std::nullopt;
+    if (std::find(readers.begin(), readers.end(), *r) == readers.end())
+      readers.push_back(*r);
+  }
+  for (NodeRef w : late) {
+    auto lw = liftInto(w);
+    if (!lw)
+      return std::nullopt;
+    writers.push_back(*lw);
+  }
+  std::vector<std::pair<NodeId, NodeId>> edges;
+  for (auto [w, wLifted] : writers)
+    for (auto [r, rLifted] : readers) {
+      if (r == w) {
+        // A node reads its inputs before it writes (semantics.md §2); two
+        // nodes inside one holder cannot be ordered from here.
+        if (rLifted || wLifted)
+          return std::nullopt;
+        continue;
+      }
+      if (reaches(t.graph, w, r))
+        return std::nullopt; // the reader follows the write: it needs the copy
+      if (directlyOrdered(g, r, w) ||
+          std::find(edges.begin(), edges.end(), std::pair{r, w}) != edges.end())
+        continue;
+      if (edges.size() == kMaxEdges)
+        return std::nullopt;
+      edges.push_back({r, w});
+    }
+  return edges;
 }
 
 std::optional<Verdict> TensorMoveDeleter::checkRule1(NodeRef t, const SourceTrace &trace,
@@ -1558,8 +1649,10 @@ TensorMoveDeleteStats TensorMoveDeleter::run(std::vector<Remark> *remarks) {
         noteMerge(ends, copyUses);
         std::string msg = "deleted " + tmName + " (" + source;
         if (!lifted.empty()) // an extension that lifted a rule's keep
-          msg += "; nothing writes the source after the copy, nor the copy (the design keeps it: " +
-                 lifted + ")";
+          msg += (rule == "ext-readers-before-writers"
+                      ? "; later writers of the source follow every reader of the copy"
+                      : "; nothing writes the source after the copy, nor the copy") +
+                 std::string(" (the design keeps it: ") + lifted + ")";
         if (!added.empty())
           msg += "; added ctrl " + joinLimited(added, 4);
         if (!moved.empty())
