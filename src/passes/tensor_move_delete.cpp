@@ -158,6 +158,16 @@ private:
   /// an edge would close a cycle, or more than a few edges would be needed.
   std::optional<std::vector<std::pair<NodeId, NodeId>>>
   orderReadersBeforeWriters(NodeRef t, const std::vector<NodeRef> &late);
+  /// The control edges that put every node of `firsts` before every node of
+  /// `seconds`, each taken at the node of the TensorMove's graph holding it;
+  /// nullopt when one is outside that graph, two share a holder, an edge
+  /// would close a cycle or more than a few edges would be needed.
+  std::optional<std::vector<std::pair<NodeId, NodeId>>>
+  orderBefore(NodeRef t, const std::vector<NodeRef> &firsts, const std::vector<NodeRef> &seconds);
+  /// Extension ext-written-copy: a copy that is written, of a fresh buffer
+  /// nothing else needs once the copy's writes begin.
+  std::optional<Verdict> tryWrittenCopy(NodeRef t, const Verdict &kept, SourceTrace trace,
+                                        std::vector<SourceTrace> ends);
   /// The possible real sources of a trace that ended at control flow: a
   /// branch Data continues at the holder's input, an If/Case output at every
   /// branch's result, a While output at the While's input (its loop variable
@@ -769,8 +779,9 @@ std::optional<Verdict> TensorMoveDeleter::tryReadOnlyMemory(NodeRef t, const Ver
       return std::nullopt;
   }
   const BufferUses &copy = tensorMoveUses(t);
-  if (copy.overBudget || writes(copy.access) || !copy.writers.empty() ||
-      !copy.continuousUsers.empty())
+  if (!copy.overBudget && !copy.writers.empty())
+    return tryWrittenCopy(t, kept, std::move(trace), std::move(*ends));
+  if (copy.overBudget || writes(copy.access) || !copy.continuousUsers.empty())
     return std::nullopt;
   // A copy reaching graph outputs may merge into a fresh buffer nobody can
   // observe, or into a user input whose sharing with those outputs the
@@ -913,17 +924,12 @@ std::optional<Verdict> TensorMoveDeleter::tryLoopVariable(NodeRef t, const Verdi
 }
 
 std::optional<std::vector<std::pair<NodeId, NodeId>>>
-TensorMoveDeleter::orderReadersBeforeWriters(NodeRef t, const std::vector<NodeRef> &late) {
-  // After the deletion the copy's readers read the source itself. A writer
-  // that may run after the copy (it cannot run between the producer and the
-  // copy: the original is race-free and the copy reads the source, so it is
-  // ordered with the copy, and precedesCopy could not show "before") keeps
-  // the bytes each reader saw when every reader runs before it. A control
-  // edge to or from a call or an If/Case/While covers every node inside it
-  // (semantics.md §2), so readers and writers nested in the TensorMove's
-  // graph are ordered through the node holding them there.
-  constexpr size_t kMaxEdges = 16;   // edges added per copy (output size bound)
-  constexpr size_t kMaxReaders = 64; // readers examined per copy (cost bound)
+TensorMoveDeleter::orderBefore(NodeRef t, const std::vector<NodeRef> &firsts,
+                               const std::vector<NodeRef> &seconds) {
+  // A control edge to or from a call or an If/Case/While covers every node
+  // inside it (semantics.md §2), so nodes nested in the TensorMove's graph
+  // are ordered through the node holding them there.
+  constexpr size_t kMaxEdges = 16; // edges added per copy (output size bound)
   const Graph &g = m_.graph(t.graph);
   // The node of t's graph holding `n` (n itself there), and whether it was
   // lifted out of a subgraph; nullopt when `n` is not inside t's graph.
@@ -940,49 +946,130 @@ TensorMoveDeleter::orderReadersBeforeWriters(NodeRef t, const std::vector<NodeRe
     }
     return std::nullopt;
   };
+  auto liftAll = [&](const std::vector<NodeRef> &nodes)
+      -> std::optional<std::vector<std::pair<NodeId, bool>>> {
+    std::vector<std::pair<NodeId, bool>> out;
+    for (NodeRef n : nodes) {
+      auto l = liftInto(n);
+      if (!l)
+        return std::nullopt;
+      if (std::find(out.begin(), out.end(), *l) == out.end())
+        out.push_back(*l);
+    }
+    return out;
+  };
+  auto before = liftAll(firsts);
+  auto after = liftAll(seconds);
+  if (!before || !after)
+    return std::nullopt;
+  std::vector<std::pair<NodeId, NodeId>> edges;
+  for (auto [b, bLifted] : *after)
+    for (auto [a, aLifted] : *before) {
+      if (a == b) {
+        // A node reads its inputs before it writes (semantics.md §2); two
+        // nodes inside one holder cannot be ordered from here.
+        if (aLifted || bLifted)
+          return std::nullopt;
+        continue;
+      }
+      if (reaches(t.graph, b, a))
+        return std::nullopt; // already the other way round
+      if (directlyOrdered(g, a, b) ||
+          std::find(edges.begin(), edges.end(), std::pair{a, b}) != edges.end())
+        continue;
+      if (edges.size() == kMaxEdges)
+        return std::nullopt;
+      edges.push_back({a, b});
+    }
+  return edges;
+}
+
+std::optional<std::vector<std::pair<NodeId, NodeId>>>
+TensorMoveDeleter::orderReadersBeforeWriters(NodeRef t, const std::vector<NodeRef> &late) {
+  // After the deletion the copy's readers read the source itself. A writer
+  // that may run after the copy (it cannot run between the producer and the
+  // copy: the original is race-free and the copy reads the source, so it is
+  // ordered with the copy, and precedesCopy could not show "before") keeps
+  // the bytes each reader saw when every reader runs before it.
+  constexpr size_t kMaxReaders = 64; // readers examined per copy (cost bound)
+  const Graph &g = m_.graph(t.graph);
   std::vector<SlotRef> visited;
   std::vector<SlotRef> start = consumerSlots(m_, {t.graph, {t.node, 0}});
   BufferUses uses = exploreUses(m_, index_, start, opts_.analysisBudget, &visited);
   if (uses.overBudget || !uses.rootOutputs.empty() || visited.size() > kMaxReaders)
     return std::nullopt;
-  std::vector<std::pair<NodeId, bool>> readers, writers;
+  std::vector<NodeRef> readers;
   for (const SlotRef &s : visited) {
     // A result of t's own subgraph is read by the holder's consumers, in a
     // graph no edge here can order.
     if (s.graph == t.graph && opKind(g.node(s.slot.node)) == OpKind::NetOutput)
       return std::nullopt;
-    auto r = liftInto({s.graph, s.slot.node});
-    if (!r)
-      return std::nullopt;
-    if (std::find(readers.begin(), readers.end(), *r) == readers.end())
-      readers.push_back(*r);
+    readers.push_back({s.graph, s.slot.node});
   }
-  for (NodeRef w : late) {
-    auto lw = liftInto(w);
-    if (!lw)
+  return orderBefore(t, readers, late);
+}
+
+std::optional<Verdict> TensorMoveDeleter::tryWrittenCopy(NodeRef t, const Verdict &kept,
+                                                         SourceTrace trace,
+                                                         std::vector<SourceTrace> ends) {
+  // The copy's memory is written. After the deletion those writes land in
+  // the source S. That is unobservable when S is a fresh buffer that no
+  // graph output, continuous-input op or caller can see, and after the copy
+  // nothing else uses S once the copy's writes begin: every writer of S
+  // precedes the copy (so S holds the copy's bytes from the copy on, and
+  // then changes exactly as the copy did), and every other access of S that
+  // may follow the copy is ordered before each writer of the copy's memory
+  // (it still reads the bytes the copy took). The copy itself may then be a
+  // graph output: S merges into it as into a fresh buffer nobody observes.
+  constexpr size_t kMaxWriters = 64; // writers checked per copy (cost bound)
+  constexpr size_t kMaxUses = 64;    // other accesses examined per copy
+  const BufferUses &copy = tensorMoveUses(t);
+  if (copy.overBudget || copy.writers.empty() || copy.writers.size() > kMaxWriters ||
+      !copy.continuousUsers.empty())
+    return std::nullopt;
+  std::vector<NodeRef> others; // accesses of S that may follow the copy
+  for (const SourceTrace &end : ends) {
+    // A branch Data on an unconnected input is fresh but no node computes
+    // it: what is written there stays for the next run (found by graphvet
+    // fuzz --seed 2938).
+    const TraceStep &src = end.steps.back();
+    if (end.kind != SourceKind::Ordinary ||
+        opKind(m_.graph(src.graph).node(src.port.node)) == OpKind::DataSource)
       return std::nullopt;
-    writers.push_back(*lw);
-  }
-  std::vector<std::pair<NodeId, NodeId>> edges;
-  for (auto [w, wLifted] : writers)
-    for (auto [r, rLifted] : readers) {
-      if (r == w) {
-        // A node reads its inputs before it writes (semantics.md §2); two
-        // nodes inside one holder cannot be ordered from here.
-        if (rLifted || wLifted)
-          return std::nullopt;
-        continue;
-      }
-      if (reaches(t.graph, w, r))
-        return std::nullopt; // the reader follows the write: it needs the copy
-      if (directlyOrdered(g, r, w) ||
-          std::find(edges.begin(), edges.end(), std::pair{r, w}) != edges.end())
-        continue;
-      if (edges.size() == kMaxEdges)
+    const BufferFacts &f = bufferFacts(end);
+    if (f.overBudget || f.rootOutputs || f.continuous || f.writers.size() > kMaxWriters)
+      return std::nullopt;
+    for (NodeRef w : f.writers)
+      if (!precedesCopy(t, trace, w))
         return std::nullopt;
-      edges.push_back({r, w});
+    std::vector<SlotRef> visited;
+    std::vector<SlotRef> start = consumerSlots(m_, {src.graph, src.port});
+    BufferUses uses = exploreUses(m_, index_, start, opts_.analysisBudget, &visited);
+    if (uses.overBudget || visited.size() > kMaxUses)
+      return std::nullopt;
+    for (const SlotRef &s : visited) {
+      NodeRef n{s.graph, s.slot.node};
+      if (n == t || precedesCopy(t, trace, n))
+        continue;
+      // A result of the copy's own subgraph is read outside it.
+      if (s.graph == t.graph && m_.graph(t.graph).parentNode != kNoNode &&
+          opKind(m_.graph(t.graph).node(s.slot.node)) == OpKind::NetOutput)
+        return std::nullopt;
+      if (std::find(others.begin(), others.end(), n) == others.end())
+        others.push_back(n);
     }
-  return edges;
+  }
+  auto edges = orderBefore(t, others, copy.writers);
+  if (!edges)
+    return std::nullopt;
+  Verdict v;
+  v.outcome = Outcome::Delete;
+  v.rule = "ext-written-copy";
+  v.reason = kept.rule;
+  v.pending = std::move(*edges);
+  v.trace = std::move(trace);
+  v.ends = std::move(ends);
+  return v;
 }
 
 std::optional<Verdict> TensorMoveDeleter::checkRule1(NodeRef t, const SourceTrace &trace,
@@ -1651,6 +1738,8 @@ TensorMoveDeleteStats TensorMoveDeleter::run(std::vector<Remark> *remarks) {
         if (!lifted.empty()) // an extension that lifted a rule's keep
           msg += (rule == "ext-readers-before-writers"
                       ? "; later writers of the source follow every reader of the copy"
+                  : rule == "ext-written-copy"
+                      ? "; the source is fresh and unused once the copy's writes begin"
                       : "; nothing writes the source after the copy, nor the copy") +
                  std::string(" (the design keeps it: ") + lifted + ")";
         if (!added.empty())
