@@ -20,6 +20,8 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <string>
+#include <tuple>
 #include <unordered_map>
 
 namespace graphvet {
@@ -71,6 +73,9 @@ struct Verdict {
   SourceTrace trace;
   /// Scenario-5 control edges sibling -> successor to add before deleting.
   std::vector<std::pair<NodeId, NodeId>> pending;
+  /// The graph of the pending edges: the TensorMove's (kNoGraph) or, for an
+  /// extension ordering accesses outside it, the graph holding them all.
+  GraphId pendingGraph = kNoGraph;
   /// For an extension: every buffer the source can be (control flow
   /// resolved); empty for the design's rules (the trace's source).
   std::vector<SourceTrace> ends;
@@ -156,14 +161,18 @@ private:
   /// memory before each writer in `late`, which may run after the copy;
   /// nullopt when some reader or writer is outside the TensorMove's graph,
   /// an edge would close a cycle, or more than a few edges would be needed.
-  std::optional<std::vector<std::pair<NodeId, NodeId>>>
-  orderReadersBeforeWriters(NodeRef t, const std::vector<NodeRef> &late);
+  struct Ordering {
+    GraphId graph = kNoGraph;
+    std::vector<std::pair<NodeId, NodeId>> edges;
+  };
+  std::optional<Ordering> orderReadersBeforeWriters(NodeRef t, const std::vector<NodeRef> &late);
   /// The control edges that put every node of `firsts` before every node of
-  /// `seconds`, each taken at the node of the TensorMove's graph holding it;
-  /// nullopt when one is outside that graph, two share a holder, an edge
-  /// would close a cycle or more than a few edges would be needed.
-  std::optional<std::vector<std::pair<NodeId, NodeId>>>
-  orderBefore(NodeRef t, const std::vector<NodeRef> &firsts, const std::vector<NodeRef> &seconds);
+  /// `seconds`, in the innermost graph around the TensorMove holding them
+  /// all, each taken at the node of that graph holding it; nullopt when two
+  /// share a holder, an edge would close a cycle or more than a few edges
+  /// would be needed.
+  std::optional<Ordering> orderBefore(NodeRef t, const std::vector<NodeRef> &firsts,
+                                      const std::vector<NodeRef> &seconds);
   /// Extension ext-written-copy: a copy that is written, of a fresh buffer
   /// nothing else needs once the copy's writes begin.
   std::optional<Verdict> tryWrittenCopy(NodeRef t, const Verdict &kept, SourceTrace trace,
@@ -824,7 +833,8 @@ std::optional<Verdict> TensorMoveDeleter::tryReadOnlyMemory(NodeRef t, const Ver
     auto edges = orderReadersBeforeWriters(t, late);
     if (!edges)
       return std::nullopt;
-    v.pending = std::move(*edges);
+    v.pending = std::move(edges->edges);
+    v.pendingGraph = edges->graph;
   }
   v.outcome = Outcome::Delete;
   v.rule = !late.empty()    ? "ext-readers-before-writers"
@@ -923,20 +933,26 @@ std::optional<Verdict> TensorMoveDeleter::tryLoopVariable(NodeRef t, const Verdi
   return v; // (ends stays empty: the loop variable's facts are not cached)
 }
 
-std::optional<std::vector<std::pair<NodeId, NodeId>>>
+std::optional<TensorMoveDeleter::Ordering>
 TensorMoveDeleter::orderBefore(NodeRef t, const std::vector<NodeRef> &firsts,
                                const std::vector<NodeRef> &seconds) {
-  // A control edge to or from a call or an If/Case/While covers every node
-  // inside it (semantics.md §2), so nodes nested in the TensorMove's graph
-  // are ordered through the node holding them there.
-  constexpr size_t kMaxEdges = 16; // edges added per copy (output size bound)
-  const Graph &g = m_.graph(t.graph);
-  // The node of t's graph holding `n` (n itself there), and whether it was
-  // lifted out of a subgraph; nullopt when `n` is not inside t's graph.
-  auto liftInto = [&](NodeRef n) -> std::optional<std::pair<NodeId, bool>> {
+  // The edges go into the innermost graph, among the TensorMove's and the
+  // graphs holding it, that holds every node given. A control edge to or
+  // from a call or an If/Case/While covers every node inside it (semantics.md
+  // §2), so nested nodes are ordered through the node holding them there.
+  constexpr size_t kMaxEdges = 16;     // edges added per copy (output size bound)
+  std::vector<GraphId> chain{t.graph}; // t's graph, then each enclosing graph
+  while (chain.size() <= m_.numGraphs()) {
+    const Graph &cg = m_.graph(chain.back());
+    if (cg.parentNode == kNoNode || cg.parentGraph == kNoGraph)
+      break;
+    chain.push_back(cg.parentGraph);
+  }
+  // Lifts `n` into chain[level]: (node there, lifted out of a subgraph).
+  auto liftInto = [&](NodeRef n, size_t level) -> std::optional<std::pair<NodeId, bool>> {
     bool lifted = false;
     for (size_t depth = 0; depth <= m_.numGraphs(); ++depth) {
-      if (n.graph == t.graph)
+      if (n.graph == chain[level])
         return std::pair{n.node, lifted};
       const Graph &ng = m_.graph(n.graph);
       if (ng.parentNode == kNoNode || ng.parentGraph == kNoGraph)
@@ -946,45 +962,57 @@ TensorMoveDeleter::orderBefore(NodeRef t, const std::vector<NodeRef> &firsts,
     }
     return std::nullopt;
   };
-  auto liftAll = [&](const std::vector<NodeRef> &nodes)
-      -> std::optional<std::vector<std::pair<NodeId, bool>>> {
-    std::vector<std::pair<NodeId, bool>> out;
-    for (NodeRef n : nodes) {
-      auto l = liftInto(n);
-      if (!l)
-        return std::nullopt;
-      if (std::find(out.begin(), out.end(), *l) == out.end())
-        out.push_back(*l);
-    }
-    return out;
-  };
-  auto before = liftAll(firsts);
-  auto after = liftAll(seconds);
-  if (!before || !after)
-    return std::nullopt;
-  std::vector<std::pair<NodeId, NodeId>> edges;
-  for (auto [b, bLifted] : *after)
-    for (auto [a, aLifted] : *before) {
-      if (a == b) {
-        // A node reads its inputs before it writes (semantics.md §2); two
-        // nodes inside one holder cannot be ordered from here.
-        if (aLifted || bLifted)
+  for (size_t level = 0; level < chain.size(); ++level) {
+    auto liftAll = [&](const std::vector<NodeRef> &nodes)
+        -> std::optional<std::vector<std::pair<NodeId, bool>>> {
+      std::vector<std::pair<NodeId, bool>> out;
+      for (NodeRef n : nodes) {
+        auto l = liftInto(n, level);
+        if (!l)
           return std::nullopt;
-        continue;
+        if (std::find(out.begin(), out.end(), *l) == out.end())
+          out.push_back(*l);
       }
-      if (reaches(t.graph, b, a))
-        return std::nullopt; // already the other way round
-      if (directlyOrdered(g, a, b) ||
-          std::find(edges.begin(), edges.end(), std::pair{a, b}) != edges.end())
-        continue;
-      if (edges.size() == kMaxEdges)
+      return out;
+    };
+    auto before = liftAll(firsts);
+    auto after = liftAll(seconds);
+    if (!before || !after)
+      continue; // some node is outside this graph: try the enclosing one
+    GraphId gid = chain[level];
+    const Graph &g = m_.graph(gid);
+    // A NetOutput reads when its whole graph is done (a While's write-back,
+    // a graph output) or stands for readers outside: an edge out of it
+    // orders nothing.
+    for (auto [a, aLifted] : *before)
+      if (!aLifted && opKind(g.node(a)) == OpKind::NetOutput)
         return std::nullopt;
-      edges.push_back({a, b});
-    }
-  return edges;
+    Ordering out;
+    out.graph = gid;
+    for (auto [b, bLifted] : *after)
+      for (auto [a, aLifted] : *before) {
+        if (a == b) {
+          // A node reads its inputs before it writes (semantics.md §2); two
+          // nodes inside one holder cannot be ordered from here.
+          if (aLifted || bLifted)
+            return std::nullopt;
+          continue;
+        }
+        if (reaches(gid, b, a))
+          return std::nullopt; // already the other way round
+        if (directlyOrdered(g, a, b) ||
+            std::find(out.edges.begin(), out.edges.end(), std::pair{a, b}) != out.edges.end())
+          continue;
+        if (out.edges.size() == kMaxEdges)
+          return std::nullopt;
+        out.edges.push_back({a, b});
+      }
+    return out;
+  }
+  return std::nullopt;
 }
 
-std::optional<std::vector<std::pair<NodeId, NodeId>>>
+std::optional<TensorMoveDeleter::Ordering>
 TensorMoveDeleter::orderReadersBeforeWriters(NodeRef t, const std::vector<NodeRef> &late) {
   // After the deletion the copy's readers read the source itself. A writer
   // that may run after the copy (it cannot run between the producer and the
@@ -992,20 +1020,16 @@ TensorMoveDeleter::orderReadersBeforeWriters(NodeRef t, const std::vector<NodeRe
   // ordered with the copy, and precedesCopy could not show "before") keeps
   // the bytes each reader saw when every reader runs before it.
   constexpr size_t kMaxReaders = 64; // readers examined per copy (cost bound)
-  const Graph &g = m_.graph(t.graph);
+  // A subgraph NetOutput among them stands for the holder's consumers,
+  // which the exploration visits too (in the enclosing graph).
   std::vector<SlotRef> visited;
   std::vector<SlotRef> start = consumerSlots(m_, {t.graph, {t.node, 0}});
   BufferUses uses = exploreUses(m_, index_, start, opts_.analysisBudget, &visited);
   if (uses.overBudget || !uses.rootOutputs.empty() || visited.size() > kMaxReaders)
     return std::nullopt;
   std::vector<NodeRef> readers;
-  for (const SlotRef &s : visited) {
-    // A result of t's own subgraph is read by the holder's consumers, in a
-    // graph no edge here can order.
-    if (s.graph == t.graph && opKind(g.node(s.slot.node)) == OpKind::NetOutput)
-      return std::nullopt;
+  for (const SlotRef &s : visited)
     readers.push_back({s.graph, s.slot.node});
-  }
   return orderBefore(t, readers, late);
 }
 
@@ -1051,10 +1075,6 @@ std::optional<Verdict> TensorMoveDeleter::tryWrittenCopy(NodeRef t, const Verdic
       NodeRef n{s.graph, s.slot.node};
       if (n == t || precedesCopy(t, trace, n))
         continue;
-      // A result of the copy's own subgraph is read outside it.
-      if (s.graph == t.graph && m_.graph(t.graph).parentNode != kNoNode &&
-          opKind(m_.graph(t.graph).node(s.slot.node)) == OpKind::NetOutput)
-        return std::nullopt;
       if (std::find(others.begin(), others.end(), n) == others.end())
         others.push_back(n);
     }
@@ -1066,7 +1086,8 @@ std::optional<Verdict> TensorMoveDeleter::tryWrittenCopy(NodeRef t, const Verdic
   v.outcome = Outcome::Delete;
   v.rule = "ext-written-copy";
   v.reason = kept.rule;
-  v.pending = std::move(*edges);
+  v.pending = std::move(edges->edges);
+  v.pendingGraph = edges->graph;
   v.trace = std::move(trace);
   v.ends = std::move(ends);
   return v;
@@ -1526,24 +1547,25 @@ bool TensorMoveDeleter::apply(NodeRef t, Verdict &v, std::vector<std::string> &a
   // an edge would close a cycle: the scenario-5 edges, and the edges that
   // keep the TensorMove's control successors after every reader of the
   // memory (the consumers now read the source where the copy used to).
-  std::vector<std::pair<NodeId, NodeId>> phaseA;
+  std::vector<std::tuple<GraphId, NodeId, NodeId>> phaseA;
   auto rollback = [&] {
-    for (auto [a, b] : phaseA)
-      g.removeCtrlEdge(a, b);
+    for (auto [pg, a, b] : phaseA)
+      m_.graph(pg).removeCtrlEdge(a, b);
   };
+  GraphId pg = v.pendingGraph == kNoGraph ? t.graph : v.pendingGraph;
   for (auto [sib, succ] : v.pending) {
-    if (ordered(sib, succ))
+    if (directlyOrdered(m_.graph(pg), sib, succ))
       continue; // already ordered directly
     bool isNew = false;
-    if (!addCtrlEdge(t.graph, sib, succ, &isNew)) {
+    std::string text = name(pg, sib) + " -> " + name(pg, succ);
+    if (!addCtrlEdge(pg, sib, succ, &isNew)) {
       rollback();
-      v = keepFor("rule3-cycle",
-                  "Rule 3: the control edge " + edgeText(sib, succ) + " would close a cycle");
+      v = keepFor("rule3-cycle", "Rule 3: the control edge " + text + " would close a cycle");
       return false;
     }
     if (isNew) {
-      phaseA.push_back({sib, succ});
-      added.push_back(edgeText(sib, succ));
+      phaseA.push_back({pg, sib, succ});
+      added.push_back(text);
     }
   }
   std::vector<std::string> movedA;
@@ -1560,7 +1582,7 @@ bool TensorMoveDeleter::apply(NodeRef t, Verdict &v, std::vector<std::string> &a
         return false;
       }
       if (isNew) {
-        phaseA.push_back({c, cs});
+        phaseA.push_back({t.graph, c, cs});
         movedA.push_back(edgeText(c, cs));
       }
     }
