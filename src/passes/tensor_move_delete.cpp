@@ -153,6 +153,9 @@ private:
   /// observable alias or layout class (ext-readonly-source,
   /// ext-readonly-control-flow).
   std::optional<Verdict> tryReadOnlyMemory(NodeRef t, const Verdict &kept);
+  /// True when the copy's continuous-input consumers may read the source
+  /// instead: no end is caller memory, a weight or a graph output.
+  bool continuousMergeAllowed(const std::vector<SourceTrace> &ends, const BufferUses &copy);
   /// Extension ext-loop-variable: a copy of a While's loop variable inside
   /// the loop, when nothing in the loop writes that variable.
   std::optional<Verdict> tryLoopVariable(NodeRef t, const Verdict &kept, SourceTrace trace);
@@ -759,6 +762,25 @@ void TensorMoveDeleter::noteMerge(const std::vector<SourceTrace> &ends, const Bu
   }
 }
 
+bool TensorMoveDeleter::continuousMergeAllowed(const std::vector<SourceTrace> &ends,
+                                               const BufferUses &copy) {
+  // semantics.md §6: an input of a continuous op conflicts only with a
+  // caller-owned user input, a weight or a graph output. A fresh buffer or a
+  // variable that is no graph output may become one; merging buffers can
+  // only make a continuous op's inputs more alike, never lose its exemption.
+  if (!copy.rootOutputs.empty())
+    return false;
+  for (const SourceTrace &end : ends) {
+    if (end.kind != SourceKind::Ordinary && end.kind != SourceKind::Variable &&
+        end.kind != SourceKind::VariableRef)
+      return false;
+    const BufferFacts &f = bufferFacts(end);
+    if (f.overBudget || f.rootOutputs)
+      return false;
+  }
+  return true;
+}
+
 std::optional<Verdict> TensorMoveDeleter::tryReadOnlyMemory(NodeRef t, const Verdict &kept) {
   // Sound because nothing can tell the two buffers apart: every buffer the
   // source can be is written only by nodes that run before the copy, and the
@@ -790,7 +812,8 @@ std::optional<Verdict> TensorMoveDeleter::tryReadOnlyMemory(NodeRef t, const Ver
   const BufferUses &copy = tensorMoveUses(t);
   if (!copy.overBudget && !copy.writers.empty())
     return tryWrittenCopy(t, kept, std::move(trace), std::move(*ends));
-  if (copy.overBudget || writes(copy.access) || !copy.continuousUsers.empty())
+  if (copy.overBudget || writes(copy.access) ||
+      (!copy.continuousUsers.empty() && !continuousMergeAllowed(*ends, copy)))
     return std::nullopt;
   // A copy reaching graph outputs may merge into a fresh buffer nobody can
   // observe, or into a user input whose sharing with those outputs the
@@ -1049,7 +1072,7 @@ std::optional<Verdict> TensorMoveDeleter::tryWrittenCopy(NodeRef t, const Verdic
   constexpr size_t kMaxUses = 64;    // other accesses examined per copy
   const BufferUses &copy = tensorMoveUses(t);
   if (copy.overBudget || copy.writers.empty() || copy.writers.size() > kMaxWriters ||
-      !copy.continuousUsers.empty())
+      (!copy.continuousUsers.empty() && !continuousMergeAllowed(ends, copy)))
     return std::nullopt;
   std::vector<NodeRef> others; // accesses of S that may follow the copy
   for (const SourceTrace &end : ends) {
