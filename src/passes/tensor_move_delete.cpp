@@ -198,6 +198,8 @@ private:
   };
   /// Cached per buffer; deletions keep the cache current through noteMerge.
   const BufferFacts &bufferFacts(const SourceTrace &trace);
+  /// The input slots that read the buffer a trace ends at directly.
+  std::vector<SlotRef> bufferSlots(const SourceTrace &trace) const;
   /// True when writer `w` cannot change the source between the TensorMove
   /// and any read of the copy's memory (`copy`, when given): it is directly
   /// ordered before the copy or on its trace path (data edges between
@@ -631,13 +633,11 @@ TensorMoveDeleter::BufferKey TensorMoveDeleter::bufferKey(const SourceTrace &tra
   }
 }
 
-const TensorMoveDeleter::BufferFacts &TensorMoveDeleter::bufferFacts(const SourceTrace &trace) {
-  BufferKey key = bufferKey(trace);
-  if (auto it = facts_.find(key); it != facts_.end())
-    return it->second;
+std::vector<SlotRef> TensorMoveDeleter::bufferSlots(const SourceTrace &trace) const {
   // Every port bound to the buffer directly: the user input's root Data
   // nodes, the variable's ports, or the source port; the exploration finds
   // every alias (views, refs, subgraph boundaries, control-flow results).
+  BufferKey key = bufferKey(trace);
   std::vector<SlotRef> slots;
   auto addPort = [&](PortRef p) {
     for (const SlotRef &s : consumerSlots(m_, p))
@@ -653,7 +653,14 @@ const TensorMoveDeleter::BufferFacts &TensorMoveDeleter::bufferFacts(const Sourc
   } else {
     addPort({trace.steps.back().graph, trace.steps.back().port});
   }
-  BufferUses uses = exploreUses(m_, index_, slots, opts_.analysisBudget);
+  return slots;
+}
+
+const TensorMoveDeleter::BufferFacts &TensorMoveDeleter::bufferFacts(const SourceTrace &trace) {
+  BufferKey key = bufferKey(trace);
+  if (auto it = facts_.find(key); it != facts_.end())
+    return it->second;
+  BufferUses uses = exploreUses(m_, index_, bufferSlots(trace), opts_.analysisBudget);
   BufferFacts f;
   f.overBudget = uses.overBudget;
   f.rootOutputs = !uses.rootOutputs.empty();
@@ -1080,8 +1087,21 @@ std::optional<Verdict> TensorMoveDeleter::tryWrittenCopy(NodeRef t, const Verdic
     // it: what is written there stays for the next run (found by graphvet
     // fuzz --seed 2938).
     const TraceStep &src = end.steps.back();
-    if (end.kind != SourceKind::Ordinary ||
-        opKind(m_.graph(src.graph).node(src.port.node)) == OpKind::DataSource)
+    bool freshSource = end.kind == SourceKind::Ordinary &&
+                       opKind(m_.graph(src.graph).node(src.port.node)) != OpKind::DataSource;
+    // A user input whose content after the run the options leave
+    // unspecified (semantics.md §4) may take the copy's writes; it is
+    // refilled before the next run. A graph output may then share it only
+    // as far as the options grant.
+    bool grantedInput = false;
+    if (end.kind == SourceKind::UserInput) {
+      std::set<uint32_t> allowed = opts_.grants.outputsFor(end.userInput);
+      bool anyOutput = opts_.grants.reusableInputs.count(end.userInput) > 0;
+      grantedInput = (anyOutput || !allowed.empty()) &&
+                     std::all_of(copy.rootOutputs.begin(), copy.rootOutputs.end(),
+                                 [&](uint32_t j) { return anyOutput || allowed.count(j) > 0; });
+    }
+    if (!freshSource && !grantedInput)
       return std::nullopt;
     const BufferFacts &f = bufferFacts(end);
     if (f.overBudget || f.rootOutputs || f.continuous || f.writers.size() > kMaxWriters)
@@ -1090,8 +1110,7 @@ std::optional<Verdict> TensorMoveDeleter::tryWrittenCopy(NodeRef t, const Verdic
       if (!precedesCopy(t, trace, w))
         return std::nullopt;
     std::vector<SlotRef> visited;
-    std::vector<SlotRef> start = consumerSlots(m_, {src.graph, src.port});
-    BufferUses uses = exploreUses(m_, index_, start, opts_.analysisBudget, &visited);
+    BufferUses uses = exploreUses(m_, index_, bufferSlots(end), opts_.analysisBudget, &visited);
     if (uses.overBudget || visited.size() > kMaxUses)
       return std::nullopt;
     for (const SlotRef &s : visited) {
