@@ -159,6 +159,10 @@ private:
   /// Extension ext-loop-variable: a copy of a While's loop variable inside
   /// the loop, when nothing in the loop writes that variable.
   std::optional<Verdict> tryLoopVariable(NodeRef t, const Verdict &kept, SourceTrace trace);
+  /// Extension ext-loop-write-back: a copy of a While body's loop variable
+  /// that the body returns as that same loop variable, written in place of
+  /// the variable when nothing else in the body needs its old bytes.
+  std::optional<Verdict> tryLoopWriteBack(NodeRef t, const Verdict &kept, SourceTrace trace);
   /// Extension ext-readers-before-writers: the control edges (reader ->
   /// writer, in the TensorMove's graph) that put every reader of the copy's
   /// memory before each writer in `late`, which may run after the copy;
@@ -807,8 +811,11 @@ std::optional<Verdict> TensorMoveDeleter::tryReadOnlyMemory(NodeRef t, const Ver
     ends = resolveControlFlow(trace);
   else if (trace.kind != SourceKind::None && !trace.steps.empty())
     ends = std::vector<SourceTrace>{trace};
-  if (viaControlFlow && !ends)
-    return tryLoopVariable(t, kept, std::move(trace));
+  if (viaControlFlow && !ends) {
+    if (auto v = tryLoopVariable(t, kept, trace))
+      return v;
+    return tryLoopWriteBack(t, kept, std::move(trace));
+  }
   if (!ends || ends->empty())
     return std::nullopt;
   for (const SourceTrace &end : *ends) {
@@ -1133,6 +1140,123 @@ std::optional<Verdict> TensorMoveDeleter::tryWrittenCopy(NodeRef t, const Verdic
   v.trace = std::move(trace);
   v.ends = std::move(ends);
   return v;
+}
+
+std::optional<Verdict> TensorMoveDeleter::tryLoopWriteBack(NodeRef t, const Verdict &kept,
+                                                           SourceTrace trace) {
+  // The copy C of loop variable L (the buffer of the While's input p), in the
+  // body, is the body's result for p: at the end of each iteration L takes
+  // C's final bytes. Writing C's writes into L directly ends the iteration
+  // with the same L (the write-back then finds L already there). Inside the
+  // iteration L must look unchanged to everything else: every other writer
+  // of L in the body runs before the copy, and every other access of L in
+  // the body that may follow the copy runs before each of C's writers (a
+  // NetOutput reads at the end of the body, so it may not read L itself).
+  // Outside the loop (one step) and in the cond (between iterations) only
+  // the iteration's final L is seen, the same in both graphs.
+  constexpr size_t kMaxWriters = 64; // writers checked per copy (cost bound)
+  constexpr size_t kMaxUses = 64;    // accesses examined per copy
+  const TraceStep &end = trace.steps.back();
+  if (end.graph != t.graph)
+    return std::nullopt;
+  const Graph &body = m_.graph(t.graph);
+  const Node &data = body.node(end.port.node);
+  if (opKind(data) != OpKind::DataSource || body.parentNode == kNoNode)
+    return std::nullopt;
+  NodeRef loopRef{body.parentGraph, body.parentNode};
+  const Node &loop = m_.graph(loopRef.graph).node(loopRef.node);
+  auto p = data.intAttr("_parent_node_index");
+  if (opKind(loop) != OpKind::While || loop.subgraphs.size() != 2 || loop.subgraphs[1] != t.graph ||
+      !p || *p < 0 || *p >= int64_t(loop.inputs.size()) || !loop.inputs[size_t(*p)])
+    return std::nullopt;
+  // The body returns the copy (through views only) as loop variable p.
+  NodeId netOut = index_.netOutput(t.graph);
+  auto slots = index_.resultSlots(t.graph, uint32_t(*p));
+  if (netOut == kNoNode || slots.size() != 1 || slots[0] >= body.node(netOut).inputs.size() ||
+      !body.node(netOut).inputs[slots[0]])
+    return std::nullopt;
+  SourceTrace result =
+      traceSource(m_, index_, t.graph, *body.node(netOut).inputs[slots[0]], maxTraceSteps_);
+  if (result.kind != SourceKind::Ordinary || result.refOnPath || result.steps.empty() ||
+      result.steps.back().graph != t.graph || result.steps.back().port != OutPort{t.node, 0})
+    return std::nullopt;
+  const Node &tm = body.node(t.node);
+  SourceTrace outer =
+      traceSource(m_, index_, loopRef.graph, *loop.inputs[size_t(*p)], maxTraceSteps_);
+  if (outer.kind == SourceKind::None || outer.kind == SourceKind::ControlFlow ||
+      outer.steps.empty())
+    return std::nullopt;
+  const TraceStep &real = outer.steps.back();
+  if (outputBytes(tm, 0) != outputBytes(data, end.port.index) ||
+      outputBytes(tm, 0) != outputBytes(m_.graph(real.graph).node(real.port.node), real.port.index))
+    return std::nullopt;
+  const BufferUses &copy = tensorMoveUses(t);
+  if (copy.overBudget || !copy.rootOutputs.empty() || !copy.continuousUsers.empty())
+    return std::nullopt;
+  auto inBody = [&](NodeRef n) {
+    for (size_t depth = 0; depth <= m_.numGraphs(); ++depth) {
+      if (n.graph == t.graph)
+        return true;
+      const Graph &ng = m_.graph(n.graph);
+      if (ng.parentNode == kNoNode || ng.parentGraph == kNoGraph)
+        return false;
+      n = {ng.parentGraph, ng.parentNode};
+    }
+    return false;
+  };
+  // The copy's writers in the body; beyond it the copy's memory is only the
+  // loop variable's (the While's outputs are its inputs), the same in both.
+  std::vector<NodeRef> copyWriters;
+  for (NodeRef w : copy.writers)
+    if (inBody(w))
+      copyWriters.push_back(w);
+  if (copyWriters.size() > kMaxWriters)
+    return std::nullopt;
+  // Every access of L in the body: through its Data and through any other
+  // route (a variable by name, the same buffer bound to another loop
+  // variable).
+  std::vector<SlotRef> start = bufferSlots(outer);
+  for (NodeId d : index_.dataForParentInput(t.graph, uint32_t(*p)))
+    for (uint32_t k = 0; k < body.node(d).numOutputs; ++k)
+      for (const SlotRef &sl : consumerSlots(m_, {t.graph, {d, k}}))
+        start.push_back(sl);
+  std::vector<SlotRef> visited;
+  BufferUses uses = exploreUses(m_, index_, start, opts_.analysisBudget, &visited);
+  if (uses.overBudget || uses.writers.size() > kMaxWriters || visited.size() > 4 * kMaxUses)
+    return std::nullopt;
+  for (NodeRef w : uses.writers)
+    if (w != loopRef && inBody(w) && !precedesCopy(t, trace, w))
+      return std::nullopt;
+  // L bound to a second loop variable too would take two results at the
+  // write-back, in an order the deletion would change.
+  for (const SlotRef &sl : visited)
+    if (sl.graph == loopRef.graph && sl.slot.node == loopRef.node && sl.slot.index != uint32_t(*p))
+      return std::nullopt;
+  std::vector<NodeRef> others;
+  for (const SlotRef &sl : visited) {
+    NodeRef n{sl.graph, sl.slot.node};
+    if (n == t || !inBody(n) || precedesCopy(t, trace, n))
+      continue;
+    if (std::find(others.begin(), others.end(), n) == others.end())
+      others.push_back(n);
+  }
+  if (others.size() > kMaxUses)
+    return std::nullopt;
+  Verdict v;
+  if (!copyWriters.empty()) {
+    auto edges = orderBefore(t, others, copyWriters);
+    if (!edges || edges->graph != t.graph)
+      return std::nullopt;
+    v.pending = std::move(edges->edges);
+  } else {
+    // Unwritten: L keeps the copy's bytes through the iteration when the
+    // other accesses do not write (their writers were checked above).
+  }
+  v.outcome = Outcome::Delete;
+  v.rule = "ext-loop-write-back";
+  v.reason = kept.rule;
+  v.trace = std::move(trace);
+  return v; // (ends stays empty: the loop variable's facts are not cached)
 }
 
 std::optional<Verdict> TensorMoveDeleter::checkRule1(NodeRef t, const SourceTrace &trace,
@@ -1804,6 +1928,8 @@ TensorMoveDeleteStats TensorMoveDeleter::run(std::vector<Remark> *remarks) {
                       ? "; later writers of the source follow every reader of the copy"
                   : rule == "ext-written-copy"
                       ? "; the source is fresh and unused once the copy's writes begin"
+                  : rule == "ext-loop-write-back"
+                      ? "; the body returns it as the loop variable it copies"
                       : "; nothing writes the source after the copy, nor the copy") +
                  std::string(" (the design keeps it: ") + lifted + ")";
         if (!added.empty())
