@@ -196,9 +196,9 @@ private:
   /// What the whole module does with one buffer (every alias included).
   struct BufferFacts {
     bool overBudget = false;
-    bool rootOutputs = false;     ///< some graph output is bound to it
-    bool continuous = false;      ///< some continuous-input op reads it
-    std::vector<NodeRef> writers; ///< every node writing or scribbling on it
+    std::set<uint32_t> rootOutputs; ///< the graph outputs bound to it
+    bool continuous = false;        ///< some continuous-input op reads it
+    std::vector<NodeRef> writers;   ///< every node writing or scribbling on it
   };
   /// Cached per buffer; deletions keep the cache current through noteMerge.
   const BufferFacts &bufferFacts(const SourceTrace &trace);
@@ -667,7 +667,7 @@ const TensorMoveDeleter::BufferFacts &TensorMoveDeleter::bufferFacts(const Sourc
   BufferUses uses = exploreUses(m_, index_, bufferSlots(trace), opts_.analysisBudget);
   BufferFacts f;
   f.overBudget = uses.overBudget;
-  f.rootOutputs = !uses.rootOutputs.empty();
+  f.rootOutputs = uses.rootOutputs;
   f.continuous = !uses.continuousUsers.empty();
   f.writers = std::move(uses.writers);
   return facts_.emplace(key, std::move(f)).first->second;
@@ -767,7 +767,7 @@ void TensorMoveDeleter::noteMerge(const std::vector<SourceTrace> &ends, const Bu
       continue; // computed from the graph (as it is then) when first needed
     BufferFacts &f = it->second;
     f.overBudget = f.overBudget || copy.overBudget;
-    f.rootOutputs = f.rootOutputs || !copy.rootOutputs.empty();
+    f.rootOutputs.insert(copy.rootOutputs.begin(), copy.rootOutputs.end());
     f.continuous = f.continuous || !copy.continuousUsers.empty();
     f.writers.insert(f.writers.end(), copy.writers.begin(), copy.writers.end());
   }
@@ -786,7 +786,7 @@ bool TensorMoveDeleter::continuousMergeAllowed(const std::vector<SourceTrace> &e
         end.kind != SourceKind::VariableRef)
       return false;
     const BufferFacts &f = bufferFacts(end);
-    if (f.overBudget || f.rootOutputs)
+    if (f.overBudget || !f.rootOutputs.empty())
       return false;
   }
   return true;
@@ -841,7 +841,7 @@ std::optional<Verdict> TensorMoveDeleter::tryReadOnlyMemory(NodeRef t, const Ver
       return false;
     if (opts_.grants.reusableInputs.count(end.userInput))
       return true;
-    if (bufferFacts(end).rootOutputs)
+    if (!bufferFacts(end).rootOutputs.empty())
       return false;
     std::set<uint32_t> allowed = opts_.grants.outputsFor(end.userInput);
     return std::all_of(copy.rootOutputs.begin(), copy.rootOutputs.end(),
@@ -856,7 +856,13 @@ std::optional<Verdict> TensorMoveDeleter::tryReadOnlyMemory(NodeRef t, const Ver
     const BufferFacts &f = bufferFacts(end);
     if (f.overBudget || f.writers.size() > kMaxWriters)
       return std::nullopt;
-    if (!copy.rootOutputs.empty() && ((f.rootOutputs && !granted) || f.continuous))
+    // A fresh source already bound to the same single graph output as the
+    // copy (one branch returns the copy, another the source) gains no alias.
+    std::set<uint32_t> both = f.rootOutputs;
+    both.insert(copy.rootOutputs.begin(), copy.rootOutputs.end());
+    bool sameOutput = end.kind == SourceKind::Ordinary && both.size() == 1;
+    if (!copy.rootOutputs.empty() &&
+        ((!f.rootOutputs.empty() && !granted && !sameOutput) || f.continuous))
       return std::nullopt;
     for (NodeRef w : f.writers)
       if (!precedesCopy(t, trace, w, &copy) && std::find(late.begin(), late.end(), w) == late.end())
@@ -1111,7 +1117,7 @@ std::optional<Verdict> TensorMoveDeleter::tryWrittenCopy(NodeRef t, const Verdic
     if (!freshSource && !grantedInput)
       return std::nullopt;
     const BufferFacts &f = bufferFacts(end);
-    if (f.overBudget || f.rootOutputs || f.continuous || f.writers.size() > kMaxWriters)
+    if (f.overBudget || !f.rootOutputs.empty() || f.continuous || f.writers.size() > kMaxWriters)
       return std::nullopt;
     for (NodeRef w : f.writers)
       if (!precedesCopy(t, trace, w))
@@ -1190,9 +1196,6 @@ std::optional<Verdict> TensorMoveDeleter::tryLoopWriteBack(NodeRef t, const Verd
   if (outputBytes(tm, 0) != outputBytes(data, end.port.index) ||
       outputBytes(tm, 0) != outputBytes(m_.graph(real.graph).node(real.port.node), real.port.index))
     return std::nullopt;
-  const BufferUses &copy = tensorMoveUses(t);
-  if (copy.overBudget || !copy.rootOutputs.empty() || !copy.continuousUsers.empty())
-    return std::nullopt;
   auto inBody = [&](NodeRef n) {
     for (size_t depth = 0; depth <= m_.numGraphs(); ++depth) {
       if (n.graph == t.graph)
@@ -1204,8 +1207,15 @@ std::optional<Verdict> TensorMoveDeleter::tryLoopWriteBack(NodeRef t, const Verd
     }
     return false;
   };
-  // The copy's writers in the body; beyond it the copy's memory is only the
-  // loop variable's (the While's outputs are its inputs), the same in both.
+  // The copy's memory leaves the body only as results, which the
+  // write-back copies into loop variables (the While's outputs are its
+  // inputs): graph outputs and accesses reached that way see the loop
+  // variables, the same in both graphs. In the body it must feed no
+  // continuous-input op (L may be caller memory or a graph output).
+  const BufferUses &copy = tensorMoveUses(t);
+  if (copy.overBudget || std::any_of(copy.continuousUsers.begin(), copy.continuousUsers.end(),
+                                     [&](NodeRef n) { return inBody(n); }))
+    return std::nullopt;
   std::vector<NodeRef> copyWriters;
   for (NodeRef w : copy.writers)
     if (inBody(w))
