@@ -1937,7 +1937,7 @@ TensorMoveDeleteStats TensorMoveDeleter::run(std::vector<Remark> *remarks) {
           msg += (rule == "ext-readers-before-writers"
                       ? "; later writers of the source follow every reader of the copy"
                   : rule == "ext-written-copy"
-                      ? "; the source is fresh and unused once the copy's writes begin"
+                      ? "; nothing else needs the source once the copy's writes begin"
                   : rule == "ext-loop-write-back"
                       ? "; the body returns it as the loop variable it copies"
                       : "; nothing writes the source after the copy, nor the copy") +

@@ -167,15 +167,26 @@ graph root {
   ASSERT_EQ(remarks.size(), 1u);
   EXPECT_EQ(remarks[0].rule, "rule2-no-grant");
 
-  Module granted = *p.module;
   TensorMoveDeleteOptions opts;
   opts.grants.reusableInputs = {3};
+  opts.conservative = true;
+  Module design = *p.module;
   remarks.clear();
-  s = runTensorMoveDelete(granted, opts, &remarks);
+  s = runTensorMoveDelete(design, opts, &remarks);
   ASSERT_EQ(remarks.size(), 1u);
   // The grant passes Rule 2, but w also reads x directly while writing the
   // copy: the successor is its own sibling, which the design keeps.
   EXPECT_EQ(remarks[0].rule, "rule3-successor-is-sibling") << remarks[0].message;
+
+  // graphvet's extensions: w reads x before it writes (one node), and the
+  // options leave x unspecified after the run, so x may take the write.
+  opts.conservative = false;
+  Module granted = *p.module;
+  remarks.clear();
+  s = runTensorMoveDelete(granted, opts, &remarks);
+  EXPECT_EQ(s.deleted, 1);
+  ASSERT_EQ(remarks.size(), 1u);
+  EXPECT_EQ(remarks[0].rule, "ext-written-copy") << remarks[0].message;
 }
 
 TEST(TensorMoveDelete, SiblingBudgetBoundsPendingEdges) {
@@ -196,6 +207,7 @@ graph root {
   Module tight = *p.module;
   TensorMoveDeleteOptions opts;
   opts.maxSiblings = 1;
+  opts.conservative = true; // the extensions order the siblings their own way
   std::vector<Remark> remarks;
   TensorMoveDeleteStats s = runTensorMoveDelete(tight, opts, &remarks);
   EXPECT_EQ(s.deleted, 0);
@@ -204,7 +216,9 @@ graph root {
 
   Module roomy = *p.module;
   remarks.clear();
-  s = runTensorMoveDelete(roomy, {}, &remarks);
+  TensorMoveDeleteOptions design;
+  design.conservative = true;
+  s = runTensorMoveDelete(roomy, design, &remarks);
   EXPECT_EQ(s.deleted, 1);
   EXPECT_EQ(s.ctrlEdgesAdded, 2);
 }
@@ -231,7 +245,10 @@ TEST(TensorMoveDelete, HubOfCopiesAllGo) {
 TEST(TensorMoveDelete, RevisitDeletesOnceNeighbourIsGone) {
   // t1 is kept first (ReadOnly producer against a scribbling successor);
   // deleting the unused copy t2 makes the producer SoftRead and the re-visit
-  // deletes t1. Its remark is the final decision and comes last.
+  // deletes t1. Its remark is the final decision and comes last. (By
+  // default ext-written-copy deletes t1 at once: the design's rules here.)
+  PipelineOptions design;
+  design.conservative = true;
   auto o = optimize(R"(
 graph root {
   r = ReLU()
@@ -240,7 +257,8 @@ graph root {
   h = HcomAllReduce(t1)
   out = NetOutput(h)
 }
-)");
+)",
+                    design);
   ASSERT_EQ(o.result.remarks.size(), 2u);
   EXPECT_EQ(o.result.remarks[0].node, "t2");
   EXPECT_EQ(o.result.remarks[1].node, "t1");
