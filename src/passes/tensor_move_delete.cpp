@@ -76,6 +76,12 @@ struct Verdict {
   /// The graph of the pending edges: the TensorMove's (kNoGraph) or, for an
   /// extension ordering accesses outside it, the graph holding them all.
   GraphId pendingGraph = kNoGraph;
+  /// Set by the extensions, whose checks already order every writer of the
+  /// source against the copy's readers: an edge consumer -> control
+  /// successor of the copy that would close a cycle may then be left out
+  /// (the successor writes neither the source nor, unordered, the copy);
+  /// the copy's control predecessors are ordered before it directly.
+  bool looseSuccessors = false;
   /// For an extension: every buffer the source can be (control flow
   /// resolved); empty for the design's rules (the trace's source).
   std::vector<SourceTrace> ends;
@@ -880,6 +886,7 @@ std::optional<Verdict> TensorMoveDeleter::tryReadOnlyMemory(NodeRef t, const Ver
     v.pendingGraph = edges->graph;
   }
   v.outcome = Outcome::Delete;
+  v.looseSuccessors = true;
   v.rule = !late.empty()    ? "ext-readers-before-writers"
            : viaControlFlow ? "ext-readonly-control-flow"
            : grantedOutputs ? "ext-readonly-granted-output"
@@ -971,6 +978,7 @@ std::optional<Verdict> TensorMoveDeleter::tryLoopVariable(NodeRef t, const Verdi
   Verdict v;
   v.outcome = Outcome::Delete;
   v.rule = "ext-loop-variable";
+  v.looseSuccessors = true;
   v.reason = kept.rule;
   v.trace = std::move(trace);
   return v; // (ends stays empty: the loop variable's facts are not cached)
@@ -1140,6 +1148,7 @@ std::optional<Verdict> TensorMoveDeleter::tryWrittenCopy(NodeRef t, const Verdic
   Verdict v;
   v.outcome = Outcome::Delete;
   v.rule = "ext-written-copy";
+  v.looseSuccessors = true;
   v.reason = kept.rule;
   v.pending = std::move(edges->edges);
   v.pendingGraph = edges->graph;
@@ -1264,6 +1273,7 @@ std::optional<Verdict> TensorMoveDeleter::tryLoopWriteBack(NodeRef t, const Verd
   }
   v.outcome = Outcome::Delete;
   v.rule = "ext-loop-write-back";
+  v.looseSuccessors = true;
   v.reason = kept.rule;
   v.trace = std::move(trace);
   return v; // (ends stays empty: the loop variable's facts are not cached)
@@ -1745,12 +1755,18 @@ bool TensorMoveDeleter::apply(NodeRef t, Verdict &v, std::vector<std::string> &a
     }
   }
   std::vector<std::string> movedA;
+  std::vector<NodeId> looseSuccs; // successors left unordered with a consumer
   for (NodeId cs : ctrlSuccs)
     for (NodeId c : consumers) {
       if (c == cs || ordered(c, cs))
         continue;
       bool isNew = false;
       if (!addCtrlEdge(t.graph, c, cs, &isNew)) {
+        if (v.looseSuccessors) {
+          if (std::find(looseSuccs.begin(), looseSuccs.end(), cs) == looseSuccs.end())
+            looseSuccs.push_back(cs);
+          continue;
+        }
         rollback();
         v = keepFor("ctrl-order-cycle", "moving the control edge " + edgeText(t.node, cs) +
                                             " onto consumer " + name(t.graph, c) +
@@ -1809,6 +1825,10 @@ bool TensorMoveDeleter::apply(NodeRef t, Verdict &v, std::vector<std::string> &a
   if (consumers.empty())
     for (NodeId cp : ctrlPreds)
       for (NodeId cs : ctrlSuccs)
+        addMoved(cp, cs);
+  else
+    for (NodeId cp : ctrlPreds)
+      for (NodeId cs : looseSuccs)
         addMoved(cp, cs);
   moved.insert(moved.begin(), movedA.begin(), movedA.end());
   stats_.ctrlEdgesAdded += static_cast<int64_t>(added.size() + moved.size());
@@ -1918,7 +1938,9 @@ TensorMoveDeleteStats TensorMoveDeleter::run(std::vector<Remark> *remarks) {
     std::string tmName = name(t.graph, t.node);
 
     Verdict v = decide(t);
-    if (v.outcome == Outcome::Delete) {
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      if (v.outcome != Outcome::Delete)
+        break;
       OutPort producer = *g.node(t.node).inputs[0];
       std::vector<InPort> consumers = g.node(t.node).consumers[0];
       std::vector<NodeId> ctrlNeighbours = g.node(t.node).ctrlIn;
@@ -1930,6 +1952,7 @@ TensorMoveDeleteStats TensorMoveDeleter::run(std::vector<Remark> *remarks) {
       std::string lifted = v.reason; // for an extension: the rule that kept it
       std::vector<SourceTrace> ends = v.ends.empty() ? std::vector<SourceTrace>{v.trace} : v.ends;
       BufferUses copyUses = tensorMoveUses(t);
+      bool fromExtension = v.looseSuccessors;
       if (apply(t, v, added, moved)) {
         noteMerge(ends, copyUses);
         std::string msg = "deleted " + tmName + " (" + source;
@@ -1951,7 +1974,18 @@ TensorMoveDeleteStats TensorMoveDeleter::run(std::vector<Remark> *remarks) {
         remark.rule = rule;
         remark.message = msg;
         requeueNeighbours(t, producer, consumers, ctrlNeighbours);
+        break;
       }
+      // The surgery was refused (v now keeps): a design verdict whose
+      // control successors cannot follow the consumers may still be an
+      // extension's, which needs no such edge where it would close a cycle.
+      if (attempt > 0 || fromExtension || opts_.conservative || v.rule != "ctrl-order-cycle")
+        break;
+      tmUses_.reset();
+      std::optional<Verdict> ext = tryReadOnlyMemory(t, v);
+      if (!ext)
+        break;
+      v = std::move(*ext);
     }
     if (v.outcome != Outcome::Delete) {
       remark.decision = v.outcome == Outcome::Skip ? "skipped" : "kept";
