@@ -1032,12 +1032,21 @@ TensorMoveDeleter::orderBefore(NodeRef t, const std::vector<NodeRef> &firsts,
       continue; // some node is outside this graph: try the enclosing one
     GraphId gid = chain[level];
     const Graph &g = m_.graph(gid);
-    // A NetOutput reads when its whole graph is done (a While's write-back,
-    // a graph output) or stands for readers outside: an edge out of it
-    // orders nothing.
-    for (auto [a, aLifted] : *before)
-      if (!aLifted && opKind(g.node(a)) == OpKind::NetOutput)
+    // A NetOutput reads when its whole graph is done (a graph output, a
+    // While's write-back or condition), which no edge can move: keep. A
+    // result of an If/Case or a call stands for the holder's consumers,
+    // visited as well and then in an enclosing graph; here nobody reads it,
+    // and the NetOutput itself accesses nothing (semantics.md §2): drop it.
+    for (auto it = before->begin(); it != before->end();) {
+      if (it->second || opKind(g.node(it->first)) != OpKind::NetOutput) {
+        ++it;
+        continue;
+      }
+      if (g.parentNode == kNoNode || g.parentGraph == kNoGraph ||
+          opKind(m_.graph(g.parentGraph).node(g.parentNode)) == OpKind::While)
         return std::nullopt;
+      it = before->erase(it);
+    }
     Ordering out;
     out.graph = gid;
     for (auto [b, bLifted] : *after)
