@@ -925,16 +925,43 @@ std::optional<Verdict> TensorMoveDeleter::tryLoopVariable(NodeRef t, const Verdi
   const Node &tm = m_.graph(t.graph).node(t.node);
   SourceTrace outer =
       traceSource(m_, index_, bodyGraph.parentGraph, *loop.inputs[size_t(*p)], maxTraceSteps_);
-  if (outer.kind == SourceKind::None || outer.kind == SourceKind::ControlFlow ||
-      outer.steps.empty())
+  // The loop's input may itself come out of control flow: every buffer it
+  // can be (as for ext-readonly-control-flow).
+  std::optional<std::vector<SourceTrace>> reals;
+  if (outer.kind == SourceKind::ControlFlow)
+    reals = resolveControlFlow(outer);
+  else if (outer.kind != SourceKind::None && !outer.steps.empty())
+    reals = std::vector<SourceTrace>{outer};
+  if (!reals || reals->empty())
     return std::nullopt;
-  const TraceStep &real = outer.steps.back();
-  if (outputBytes(tm, 0) != outputBytes(data, end.port.index) ||
-      outputBytes(tm, 0) != outputBytes(m_.graph(real.graph).node(real.port.node), real.port.index))
+  if (outputBytes(tm, 0) != outputBytes(data, end.port.index))
     return std::nullopt;
+  for (const SourceTrace &r : *reals) {
+    const TraceStep &real = r.steps.back();
+    if (outputBytes(tm, 0) !=
+        outputBytes(m_.graph(real.graph).node(real.port.node), real.port.index))
+      return std::nullopt;
+  }
+  NodeRef loopRef{bodyGraph.parentGraph, bodyGraph.parentNode};
+  // Inside the copy's own subgraph (cond or body), nested ones included.
+  auto inSubgraph = [&](NodeRef n) {
+    for (size_t depth = 0; depth <= m_.numGraphs(); ++depth) {
+      if (n.graph == end.graph)
+        return true;
+      const Graph &ng = m_.graph(n.graph);
+      if (ng.parentNode == kNoNode || ng.parentGraph == kNoGraph)
+        return false;
+      n = {ng.parentGraph, ng.parentNode};
+    }
+    return false;
+  };
+  // The copy's memory leaves its subgraph only as a result, which the loop
+  // copies into a loop variable (the While's outputs are its inputs): graph
+  // outputs, writers and continuous ops reached that way see the loop
+  // variables, the same in both graphs. Inside, it must be read only.
   const BufferUses &copy = tensorMoveUses(t);
-  if (copy.overBudget || writes(copy.access) || !copy.writers.empty() ||
-      !copy.rootOutputs.empty() || !copy.continuousUsers.empty())
+  if (copy.overBudget || std::any_of(copy.writers.begin(), copy.writers.end(), inSubgraph) ||
+      std::any_of(copy.continuousUsers.begin(), copy.continuousUsers.end(), inSubgraph))
     return std::nullopt;
   // Only the copy's own subgraph (cond or body) matters: the other one runs
   // before or after the whole of it, and the copy's memory leaves it only as
@@ -955,10 +982,13 @@ std::optional<Verdict> TensorMoveDeleter::tryLoopVariable(NodeRef t, const Verdi
   // --seed 424242). Every writer of the real buffer inside the loop must run
   // before the copy in its subgraph, or in the loop's other subgraph; the
   // While's own write-back comes after every reader of the iteration.
-  const BufferFacts &facts = bufferFacts(outer);
-  if (facts.overBudget || facts.writers.size() > kMaxWriters)
-    return std::nullopt;
-  NodeRef loopRef{bodyGraph.parentGraph, bodyGraph.parentNode};
+  std::vector<NodeRef> realWriters;
+  for (const SourceTrace &r : *reals) {
+    const BufferFacts &facts = bufferFacts(r);
+    if (facts.overBudget || realWriters.size() + facts.writers.size() > kMaxWriters)
+      return std::nullopt;
+    realWriters.insert(realWriters.end(), facts.writers.begin(), facts.writers.end());
+  }
   auto insideLoop = [&](NodeRef w) {
     for (size_t depth = 0; depth <= m_.numGraphs(); ++depth) {
       if (w == loopRef)
@@ -971,7 +1001,7 @@ std::optional<Verdict> TensorMoveDeleter::tryLoopVariable(NodeRef t, const Verdi
     return true; // deeper than the module has graphs: broken, assume inside
   };
   for (const std::vector<NodeRef> *writers :
-       std::initializer_list<const std::vector<NodeRef> *>{&inside.writers, &facts.writers})
+       std::initializer_list<const std::vector<NodeRef> *>{&inside.writers, &realWriters})
     for (NodeRef w : *writers)
       if (w != loopRef && insideLoop(w) && !precedesCopy(t, trace, w, &copy))
         return std::nullopt;
@@ -1883,6 +1913,23 @@ void TensorMoveDeleter::requeueNeighbours(NodeRef t, OutPort producer,
       if (in)
         if (auto it = keptByPort_.find(PortRef{t.graph, *in}); it != keptByPort_.end())
           candidates.insert(candidates.end(), it->second.begin(), it->second.end());
+  // A subgraph result nobody reads any more needs no ordering outside the
+  // holder (orderBefore): the kept copies that are that result may go.
+  if (!opts_.conservative && graph.node(producer.node).alive &&
+      holdsSubgraphs(graph.node(producer.node)) && graph.consumers(producer).empty())
+    for (GraphId sub : graph.node(producer.node).subgraphs) {
+      NodeId out = index_.netOutput(sub);
+      if (out == kNoNode)
+        continue;
+      for (uint32_t slot : index_.resultSlots(sub, producer.index)) {
+        const Node &netOut = m_.graph(sub).node(out);
+        if (slot >= netOut.inputs.size() || !netOut.inputs[slot])
+          continue;
+        SourceTrace tr = traceSource(m_, index_, sub, *netOut.inputs[slot], maxTraceSteps_);
+        if (!tr.steps.empty())
+          candidates.push_back({tr.steps.back().graph, tr.steps.back().port.node});
+      }
+    }
   // TensorMoves whose trace ran into the deleted one through views or
   // subgraph boundaries now trace further. (Relinking kept each consumer's
   // slot, so the former consumer slots now read the producer.)

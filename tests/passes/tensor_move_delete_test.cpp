@@ -280,13 +280,24 @@ graph root {
   ctrl tm -> cs
 }
 )";
-  auto o = optimize(text);
+  PipelineOptions design;
+  design.conservative = true;
+  auto o = optimize(text, design);
   ASSERT_TRUE(o.result.ok);
   EXPECT_EQ(remarkFor(o.result, "tm")->rule, "ctrl-order-cycle");
   ParseResult original = parseModule(text);
   ASSERT_TRUE(original.module);
   EXPECT_EQ(printModule(o.module), printModule(*original.module));
   EXPECT_EQ(o.result.stats.at("tensor-move-delete").counters.at("ctrl_edges_added"), 0);
+
+  // By default the refusal falls back to the extensions: nothing writes r,
+  // so cs need not follow q's read of it, and tm goes without that edge.
+  auto ext = optimize(text);
+  ASSERT_TRUE(ext.result.ok);
+  EXPECT_EQ(remarkFor(ext.result, "tm")->rule, "ext-readonly-source");
+  EXPECT_EQ(ext.module.root().find("tm"), kNoNode);
+  EXPECT_FALSE(
+      ext.module.root().hasCtrlEdge(ext.module.root().find("q"), ext.module.root().find("cs")));
 }
 
 } // namespace
