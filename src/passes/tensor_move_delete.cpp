@@ -73,9 +73,9 @@ struct Verdict {
   SourceTrace trace;
   /// Scenario-5 control edges sibling -> successor to add before deleting.
   std::vector<std::pair<NodeId, NodeId>> pending;
-  /// The graph of the pending edges: the TensorMove's (kNoGraph) or, for an
-  /// extension ordering accesses outside it, the graph holding them all.
-  GraphId pendingGraph = kNoGraph;
+  /// Control edges an extension adds before deleting, each in the innermost
+  /// graph holding both ends (graph, from, to).
+  std::vector<std::tuple<GraphId, NodeId, NodeId>> orderEdges;
   /// Set by the extensions, whose checks already order every writer of the
   /// source against the copy's readers: an edge consumer -> control
   /// successor of the copy that would close a cycle may then be left out
@@ -175,15 +175,14 @@ private:
   /// nullopt when some reader or writer is outside the TensorMove's graph,
   /// an edge would close a cycle, or more than a few edges would be needed.
   struct Ordering {
-    GraphId graph = kNoGraph;
-    std::vector<std::pair<NodeId, NodeId>> edges;
+    std::vector<std::tuple<GraphId, NodeId, NodeId>> edges; ///< (graph, from, to)
   };
   std::optional<Ordering> orderReadersBeforeWriters(NodeRef t, const std::vector<NodeRef> &late);
   /// The control edges that put every node of `firsts` before every node of
-  /// `seconds`, in the innermost graph around the TensorMove holding them
-  /// all, each taken at the node of that graph holding it; nullopt when two
-  /// share a holder, an edge would close a cycle or more than a few edges
-  /// would be needed.
+  /// `seconds`: for each pair, in the innermost graph holding both, each
+  /// taken at the node of that graph holding it; nullopt when a pair shares
+  /// that node, an edge would close a cycle or more than a few edges would
+  /// be needed.
   std::optional<Ordering> orderBefore(NodeRef t, const std::vector<NodeRef> &firsts,
                                       const std::vector<NodeRef> &seconds);
   /// Extension ext-written-copy: a copy that is written, of a fresh buffer
@@ -882,8 +881,7 @@ std::optional<Verdict> TensorMoveDeleter::tryReadOnlyMemory(NodeRef t, const Ver
     auto edges = orderReadersBeforeWriters(t, late);
     if (!edges)
       return std::nullopt;
-    v.pending = std::move(edges->edges);
-    v.pendingGraph = edges->graph;
+    v.orderEdges = std::move(edges->edges);
   }
   v.outcome = Outcome::Delete;
   v.looseSuccessors = true;
@@ -1015,91 +1013,70 @@ std::optional<Verdict> TensorMoveDeleter::tryLoopVariable(NodeRef t, const Verdi
 }
 
 std::optional<TensorMoveDeleter::Ordering>
-TensorMoveDeleter::orderBefore(NodeRef t, const std::vector<NodeRef> &firsts,
+TensorMoveDeleter::orderBefore(NodeRef, const std::vector<NodeRef> &firsts,
                                const std::vector<NodeRef> &seconds) {
-  // The edges go into the innermost graph, among the TensorMove's and the
-  // graphs holding it, that holds every node given. A control edge to or
-  // from a call or an If/Case/While covers every node inside it (semantics.md
-  // §2), so nested nodes are ordered through the node holding them there.
-  constexpr size_t kMaxEdges = 16;     // edges added per copy (output size bound)
-  std::vector<GraphId> chain{t.graph}; // t's graph, then each enclosing graph
-  while (chain.size() <= m_.numGraphs()) {
-    const Graph &cg = m_.graph(chain.back());
-    if (cg.parentNode == kNoNode || cg.parentGraph == kNoGraph)
-      break;
-    chain.push_back(cg.parentGraph);
-  }
-  // Lifts `n` into chain[level]: (node there, lifted out of a subgraph).
-  auto liftInto = [&](NodeRef n, size_t level) -> std::optional<std::pair<NodeId, bool>> {
-    bool lifted = false;
-    for (size_t depth = 0; depth <= m_.numGraphs(); ++depth) {
-      if (n.graph == chain[level])
-        return std::pair{n.node, lifted};
-      const Graph &ng = m_.graph(n.graph);
+  // Each pair is ordered in the innermost graph holding both. A control
+  // edge to or from a call or an If/Case/While covers every node inside it
+  // (semantics.md §2), so a nested node is ordered through the node holding
+  // it there.
+  constexpr size_t kMaxEdges = 16; // edges added per copy (output size bound)
+  auto chainOf = [&](NodeRef n) {
+    std::vector<NodeRef> chain{n}; // n, then each node holding it
+    while (chain.size() <= m_.numGraphs()) {
+      const Graph &ng = m_.graph(chain.back().graph);
       if (ng.parentNode == kNoNode || ng.parentGraph == kNoGraph)
-        return std::nullopt;
-      n = {ng.parentGraph, ng.parentNode};
-      lifted = true;
+        break;
+      chain.push_back({ng.parentGraph, ng.parentNode});
     }
-    return std::nullopt;
+    return chain;
   };
-  for (size_t level = 0; level < chain.size(); ++level) {
-    auto liftAll = [&](const std::vector<NodeRef> &nodes)
-        -> std::optional<std::vector<std::pair<NodeId, bool>>> {
-      std::vector<std::pair<NodeId, bool>> out;
-      for (NodeRef n : nodes) {
-        auto l = liftInto(n, level);
-        if (!l)
+  Ordering out;
+  for (NodeRef second : seconds) {
+    std::vector<NodeRef> bChain = chainOf(second);
+    for (NodeRef first : firsts) {
+      std::vector<NodeRef> aChain = chainOf(first);
+      // The innermost graph on both chains.
+      std::optional<std::pair<size_t, size_t>> meet;
+      for (size_t i = 0; i < aChain.size() && !meet; ++i)
+        for (size_t j = 0; j < bChain.size() && !meet; ++j)
+          if (aChain[i].graph == bChain[j].graph)
+            meet = std::pair{i, j};
+      if (!meet)
+        return std::nullopt;
+      auto [i, j] = *meet;
+      GraphId gid = aChain[i].graph;
+      NodeId a = aChain[i].node, b = bChain[j].node;
+      const Graph &g = m_.graph(gid);
+      if (i == 0 && opKind(g.node(a)) == OpKind::NetOutput) {
+        // A NetOutput reads when its whole graph is done (a graph output,
+        // a While's write-back or condition), which no edge can move. A
+        // result of an If/Case or a call stands for the holder's consumers,
+        // which are among `firsts` themselves when anybody reads it; the
+        // NetOutput itself accesses nothing (semantics.md §2).
+        if (g.parentNode == kNoNode || g.parentGraph == kNoGraph ||
+            opKind(m_.graph(g.parentGraph).node(g.parentNode)) == OpKind::While)
           return std::nullopt;
-        if (std::find(out.begin(), out.end(), *l) == out.end())
-          out.push_back(*l);
-      }
-      return out;
-    };
-    auto before = liftAll(firsts);
-    auto after = liftAll(seconds);
-    if (!before || !after)
-      continue; // some node is outside this graph: try the enclosing one
-    GraphId gid = chain[level];
-    const Graph &g = m_.graph(gid);
-    // A NetOutput reads when its whole graph is done (a graph output, a
-    // While's write-back or condition), which no edge can move: keep. A
-    // result of an If/Case or a call stands for the holder's consumers,
-    // visited as well and then in an enclosing graph; here nobody reads it,
-    // and the NetOutput itself accesses nothing (semantics.md §2): drop it.
-    for (auto it = before->begin(); it != before->end();) {
-      if (it->second || opKind(g.node(it->first)) != OpKind::NetOutput) {
-        ++it;
         continue;
       }
-      if (g.parentNode == kNoNode || g.parentGraph == kNoGraph ||
-          opKind(m_.graph(g.parentGraph).node(g.parentNode)) == OpKind::While)
-        return std::nullopt;
-      it = before->erase(it);
-    }
-    Ordering out;
-    out.graph = gid;
-    for (auto [b, bLifted] : *after)
-      for (auto [a, aLifted] : *before) {
-        if (a == b) {
-          // A node reads its inputs before it writes (semantics.md §2); two
-          // nodes inside one holder cannot be ordered from here.
-          if (aLifted || bLifted)
-            return std::nullopt;
-          continue;
-        }
-        if (reaches(gid, b, a))
-          return std::nullopt; // already the other way round
-        if (directlyOrdered(g, a, b) ||
-            std::find(out.edges.begin(), out.edges.end(), std::pair{a, b}) != out.edges.end())
-          continue;
-        if (out.edges.size() == kMaxEdges)
+      if (a == b) {
+        // A node reads its inputs before it writes (semantics.md §2); two
+        // nodes inside one holder cannot be ordered from outside it.
+        if (i > 0 || j > 0)
           return std::nullopt;
-        out.edges.push_back({a, b});
+        continue;
       }
-    return out;
+      if (reaches(gid, b, a))
+        return std::nullopt; // already the other way round
+      std::tuple<GraphId, NodeId, NodeId> e{gid, a, b};
+      if (directlyOrdered(g, a, b) ||
+          std::find(out.edges.begin(), out.edges.end(), e) != out.edges.end())
+        continue;
+      if (out.edges.size() == kMaxEdges)
+        return std::nullopt;
+      out.edges.push_back(e);
+    }
   }
-  return std::nullopt;
+  return out;
 }
 
 std::optional<TensorMoveDeleter::Ordering>
@@ -1189,8 +1166,7 @@ std::optional<Verdict> TensorMoveDeleter::tryWrittenCopy(NodeRef t, const Verdic
   v.rule = "ext-written-copy";
   v.looseSuccessors = true;
   v.reason = kept.rule;
-  v.pending = std::move(edges->edges);
-  v.pendingGraph = edges->graph;
+  v.orderEdges = std::move(edges->edges);
   v.trace = std::move(trace);
   v.ends = std::move(ends);
   return v;
@@ -1303,9 +1279,9 @@ std::optional<Verdict> TensorMoveDeleter::tryLoopWriteBack(NodeRef t, const Verd
   Verdict v;
   if (!copyWriters.empty()) {
     auto edges = orderBefore(t, others, copyWriters);
-    if (!edges || edges->graph != t.graph)
+    if (!edges)
       return std::nullopt;
-    v.pending = std::move(edges->edges);
+    v.orderEdges = std::move(edges->edges);
   } else {
     // Unwritten: L keeps the copy's bytes through the iteration when the
     // other accesses do not write (their writers were checked above).
@@ -1777,8 +1753,11 @@ bool TensorMoveDeleter::apply(NodeRef t, Verdict &v, std::vector<std::string> &a
     for (auto [pg, a, b] : phaseA)
       m_.graph(pg).removeCtrlEdge(a, b);
   };
-  GraphId pg = v.pendingGraph == kNoGraph ? t.graph : v.pendingGraph;
-  for (auto [sib, succ] : v.pending) {
+  std::vector<std::tuple<GraphId, NodeId, NodeId>> wanted;
+  for (auto [sib, succ] : v.pending)
+    wanted.push_back({t.graph, sib, succ});
+  wanted.insert(wanted.end(), v.orderEdges.begin(), v.orderEdges.end());
+  for (auto [pg, sib, succ] : wanted) {
     if (directlyOrdered(m_.graph(pg), sib, succ))
       continue; // already ordered directly
     bool isNew = false;
