@@ -1892,6 +1892,14 @@ void TensorMoveDeleter::requeueNeighbours(NodeRef t, OutPort producer,
       if (in)
         if (auto it = keptByPort_.find(PortRef{t.graph, *in}); it != keptByPort_.end())
           candidates.insert(candidates.end(), it->second.begin(), it->second.end());
+  // The copy's memory now is the producer's buffer: a kept copy that buffer
+  // comes from (through views and subgraph boundaries) has new uses, e.g.
+  // a continuous-input op whose inputs are now all one buffer.
+  if (!opts_.conservative) {
+    SourceTrace up = traceSource(m_, index_, t.graph, producer, maxTraceSteps_);
+    if (!up.steps.empty())
+      candidates.push_back({up.steps.back().graph, up.steps.back().port.node});
+  }
   // A subgraph result nobody reads any more needs no ordering outside the
   // holder (orderBefore): the kept copies that are that result may go.
   if (!opts_.conservative && graph.node(producer.node).alive &&
