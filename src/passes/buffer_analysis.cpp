@@ -320,8 +320,10 @@ BufferUses exploreUses(const Module &m, const ModuleIndex &index, std::span<cons
     uint32_t i = s.slot.index;
     AccessClass direct = directAccess(n, i);
     uses.access = combine(uses.access, direct);
-    if (writes(direct))
+    if (writes(direct)) {
       uses.writers.push_back({s.graph, n.id});
+      uses.writerSlots.push_back(s);
+    }
     if (needsContinuousInput(n))
       uses.continuousUsers.push_back({s.graph, n.id});
     OpKind kind = opKind(n);

@@ -146,6 +146,9 @@ struct BufferUses {
   /// Nodes that write or scribble on the buffer (a Writeable or
   /// ScopeWriteable slot), in visiting order.
   std::vector<NodeRef> writers;
+  /// The slot through which each of `writers` accesses the buffer (same
+  /// order and length).
+  std::vector<SlotRef> writerSlots;
   /// Nodes that hand the memory on to a consumer through one of their
   /// outputs (a connected view or ref output, a connected While output, or a
   /// subgraph result the holder's consumers read). An aliasing output nobody

@@ -159,6 +159,18 @@ private:
   /// observable alias or layout class (ext-readonly-source,
   /// ext-readonly-control-flow).
   std::optional<Verdict> tryReadOnlyMemory(NodeRef t, const Verdict &kept);
+  /// The writers that really write: a While writes a loop variable back
+  /// only when the body's result for it is not that variable itself
+  /// (semantics.md §2; the design counts every While input as written).
+  /// `excuseWhiles` is false for the uses of a copy whose source control
+  /// flow decides at run time: once merged, the loop variable is that
+  /// run-time choice, which is written back.
+  std::vector<NodeRef> effectiveWriters(const std::vector<NodeRef> &writers,
+                                        const std::vector<SlotRef> &slots,
+                                        bool excuseWhiles = true) const;
+  std::vector<NodeRef> effectiveWriters(const BufferUses &u, bool excuseWhiles = true) const {
+    return effectiveWriters(u.writers, u.writerSlots, excuseWhiles);
+  }
   /// True when the copy's continuous-input consumers may read the source
   /// instead: no end is caller memory, a weight or a graph output.
   bool continuousMergeAllowed(const std::vector<SourceTrace> &ends, const BufferUses &copy);
@@ -201,9 +213,10 @@ private:
   /// What the whole module does with one buffer (every alias included).
   struct BufferFacts {
     bool overBudget = false;
-    std::set<uint32_t> rootOutputs; ///< the graph outputs bound to it
-    bool continuous = false;        ///< some continuous-input op reads it
-    std::vector<NodeRef> writers;   ///< every node writing or scribbling on it
+    std::set<uint32_t> rootOutputs;   ///< the graph outputs bound to it
+    bool continuous = false;          ///< some continuous-input op reads it
+    std::vector<NodeRef> writers;     ///< every node writing or scribbling on it
+    std::vector<SlotRef> writerSlots; ///< the slot of each writer
   };
   /// Cached per buffer; deletions keep the cache current through noteMerge.
   const BufferFacts &bufferFacts(const SourceTrace &trace);
@@ -675,6 +688,7 @@ const TensorMoveDeleter::BufferFacts &TensorMoveDeleter::bufferFacts(const Sourc
   f.rootOutputs = uses.rootOutputs;
   f.continuous = !uses.continuousUsers.empty();
   f.writers = std::move(uses.writers);
+  f.writerSlots = std::move(uses.writerSlots);
   return facts_.emplace(key, std::move(f)).first->second;
 }
 
@@ -775,7 +789,52 @@ void TensorMoveDeleter::noteMerge(const std::vector<SourceTrace> &ends, const Bu
     f.rootOutputs.insert(copy.rootOutputs.begin(), copy.rootOutputs.end());
     f.continuous = f.continuous || !copy.continuousUsers.empty();
     f.writers.insert(f.writers.end(), copy.writers.begin(), copy.writers.end());
+    f.writerSlots.insert(f.writerSlots.end(), copy.writerSlots.begin(), copy.writerSlots.end());
   }
+}
+
+std::vector<NodeRef> TensorMoveDeleter::effectiveWriters(const std::vector<NodeRef> &writers,
+                                                         const std::vector<SlotRef> &slots,
+                                                         bool excuseWhiles) const {
+  std::vector<NodeRef> out;
+  for (size_t i = 0; i < writers.size(); ++i) {
+    NodeRef w = writers[i];
+    const Node &n = m_.graph(w.graph).node(w.node);
+    if (excuseWhiles && i < slots.size() && opKind(n) == OpKind::While && !isInputMutable(n) &&
+        n.subgraphs.size() == 2) {
+      // Loop variable j is written back only from the body's result for j;
+      // a result that is the body's Data for j (through views) is skipped.
+      uint32_t j = slots[i].slot.index;
+      // Only a loop variable bound to one buffer is known to be the body's
+      // result itself; one that control flow decides at run time is written
+      // back (the oracle's race analysis counts it too; found by graphvet
+      // fuzz --seed 1, case seed 5047).
+      SourceTrace in = j < n.inputs.size() && n.inputs[j]
+                           ? traceSource(m_, index_, w.graph, *n.inputs[j], maxTraceSteps_)
+                           : SourceTrace{};
+      if (in.kind == SourceKind::None || in.kind == SourceKind::ControlFlow) {
+        out.push_back(w);
+        continue;
+      }
+      GraphId body = n.subgraphs[1];
+      NodeId out_ = index_.netOutput(body);
+      auto results = index_.resultSlots(body, j);
+      if (out_ == kNoNode || results.empty())
+        continue; // nothing is written back into it
+      const Node &netOut = m_.graph(body).node(out_);
+      if (results.size() == 1 && results[0] < netOut.inputs.size() && netOut.inputs[results[0]]) {
+        SourceTrace r = traceSource(m_, index_, body, *netOut.inputs[results[0]], maxTraceSteps_);
+        if (!r.steps.empty() && !r.refOnPath && r.steps.back().graph == body) {
+          const Node &d = m_.graph(body).node(r.steps.back().port.node);
+          auto p = d.intAttr("_parent_node_index");
+          if (opKind(d) == OpKind::DataSource && p && *p == int64_t(j))
+            continue; // the result is the loop variable itself
+        }
+      }
+    }
+    out.push_back(w);
+  }
+  return out;
 }
 
 bool TensorMoveDeleter::continuousMergeAllowed(const std::vector<SourceTrace> &ends,
@@ -829,10 +888,9 @@ std::optional<Verdict> TensorMoveDeleter::tryReadOnlyMemory(NodeRef t, const Ver
       return std::nullopt;
   }
   const BufferUses &copy = tensorMoveUses(t);
-  if (!copy.overBudget && !copy.writers.empty())
+  if (!copy.overBudget && !effectiveWriters(copy, ends->size() == 1).empty())
     return tryWrittenCopy(t, kept, std::move(trace), std::move(*ends));
-  if (copy.overBudget || writes(copy.access) ||
-      (!copy.continuousUsers.empty() && !continuousMergeAllowed(*ends, copy)))
+  if (copy.overBudget || (!copy.continuousUsers.empty() && !continuousMergeAllowed(*ends, copy)))
     return std::nullopt;
   // A copy reaching graph outputs may merge into a fresh buffer nobody can
   // observe, or into a user input whose sharing with those outputs the
@@ -861,6 +919,7 @@ std::optional<Verdict> TensorMoveDeleter::tryReadOnlyMemory(NodeRef t, const Ver
     const BufferFacts &f = bufferFacts(end);
     if (f.overBudget || f.writers.size() > kMaxWriters)
       return std::nullopt;
+    std::vector<NodeRef> fWriters = effectiveWriters(f.writers, f.writerSlots);
     // A fresh source already bound to the same single graph output as the
     // copy (one branch returns the copy, another the source) gains no alias.
     std::set<uint32_t> both = f.rootOutputs;
@@ -869,7 +928,7 @@ std::optional<Verdict> TensorMoveDeleter::tryReadOnlyMemory(NodeRef t, const Ver
     if (!copy.rootOutputs.empty() &&
         ((!f.rootOutputs.empty() && !granted && !sameOutput) || f.continuous))
       return std::nullopt;
-    for (NodeRef w : f.writers)
+    for (NodeRef w : fWriters)
       if (!precedesCopy(t, trace, w, &copy) && std::find(late.begin(), late.end(), w) == late.end())
         late.push_back(w);
   }
@@ -958,7 +1017,8 @@ std::optional<Verdict> TensorMoveDeleter::tryLoopVariable(NodeRef t, const Verdi
   // outputs, writers and continuous ops reached that way see the loop
   // variables, the same in both graphs. Inside, it must be read only.
   const BufferUses &copy = tensorMoveUses(t);
-  if (copy.overBudget || std::any_of(copy.writers.begin(), copy.writers.end(), inSubgraph) ||
+  std::vector<NodeRef> copyWriters = effectiveWriters(copy, reals->size() == 1);
+  if (copy.overBudget || std::any_of(copyWriters.begin(), copyWriters.end(), inSubgraph) ||
       std::any_of(copy.continuousUsers.begin(), copy.continuousUsers.end(), inSubgraph))
     return std::nullopt;
   // Only the copy's own subgraph (cond or body) matters: the other one runs
@@ -985,7 +1045,8 @@ std::optional<Verdict> TensorMoveDeleter::tryLoopVariable(NodeRef t, const Verdi
     const BufferFacts &facts = bufferFacts(r);
     if (facts.overBudget || realWriters.size() + facts.writers.size() > kMaxWriters)
       return std::nullopt;
-    realWriters.insert(realWriters.end(), facts.writers.begin(), facts.writers.end());
+    std::vector<NodeRef> w = effectiveWriters(facts.writers, facts.writerSlots);
+    realWriters.insert(realWriters.end(), w.begin(), w.end());
   }
   auto insideLoop = [&](NodeRef w) {
     for (size_t depth = 0; depth <= m_.numGraphs(); ++depth) {
@@ -998,8 +1059,9 @@ std::optional<Verdict> TensorMoveDeleter::tryLoopVariable(NodeRef t, const Verdi
     }
     return true; // deeper than the module has graphs: broken, assume inside
   };
+  std::vector<NodeRef> insideWriters = effectiveWriters(inside);
   for (const std::vector<NodeRef> *writers :
-       std::initializer_list<const std::vector<NodeRef> *>{&inside.writers, &realWriters})
+       std::initializer_list<const std::vector<NodeRef> *>{&insideWriters, &realWriters})
     for (NodeRef w : *writers)
       if (w != loopRef && insideLoop(w) && !precedesCopy(t, trace, w, &copy))
         return std::nullopt;
@@ -1115,7 +1177,8 @@ std::optional<Verdict> TensorMoveDeleter::tryWrittenCopy(NodeRef t, const Verdic
   constexpr size_t kMaxWriters = 64; // writers checked per copy (cost bound)
   constexpr size_t kMaxUses = 64;    // other accesses examined per copy
   const BufferUses &copy = tensorMoveUses(t);
-  if (copy.overBudget || copy.writers.empty() || copy.writers.size() > kMaxWriters ||
+  std::vector<NodeRef> copyWriters = effectiveWriters(copy, ends.size() == 1);
+  if (copy.overBudget || copyWriters.empty() || copyWriters.size() > kMaxWriters ||
       (!copy.continuousUsers.empty() && !continuousMergeAllowed(ends, copy)))
     return std::nullopt;
   std::vector<NodeRef> others; // accesses of S that may follow the copy
@@ -1143,7 +1206,7 @@ std::optional<Verdict> TensorMoveDeleter::tryWrittenCopy(NodeRef t, const Verdic
     const BufferFacts &f = bufferFacts(end);
     if (f.overBudget || !f.rootOutputs.empty() || f.continuous || f.writers.size() > kMaxWriters)
       return std::nullopt;
-    for (NodeRef w : f.writers)
+    for (NodeRef w : effectiveWriters(f.writers, f.writerSlots))
       if (!precedesCopy(t, trace, w))
         return std::nullopt;
     std::vector<SlotRef> visited;
@@ -1158,7 +1221,7 @@ std::optional<Verdict> TensorMoveDeleter::tryWrittenCopy(NodeRef t, const Verdic
         others.push_back(n);
     }
   }
-  auto edges = orderBefore(t, others, copy.writers);
+  auto edges = orderBefore(t, others, copyWriters);
   if (!edges)
     return std::nullopt;
   Verdict v;
@@ -1241,7 +1304,7 @@ std::optional<Verdict> TensorMoveDeleter::tryLoopWriteBack(NodeRef t, const Verd
                                      [&](NodeRef n) { return inBody(n); }))
     return std::nullopt;
   std::vector<NodeRef> copyWriters;
-  for (NodeRef w : copy.writers)
+  for (NodeRef w : effectiveWriters(copy))
     if (inBody(w))
       copyWriters.push_back(w);
   if (copyWriters.size() > kMaxWriters)
@@ -1258,7 +1321,7 @@ std::optional<Verdict> TensorMoveDeleter::tryLoopWriteBack(NodeRef t, const Verd
   BufferUses uses = exploreUses(m_, index_, start, opts_.analysisBudget, &visited);
   if (uses.overBudget || uses.writers.size() > kMaxWriters || visited.size() > 4 * kMaxUses)
     return std::nullopt;
-  for (NodeRef w : uses.writers)
+  for (NodeRef w : effectiveWriters(uses))
     if (w != loopRef && inBody(w) && !precedesCopy(t, trace, w))
       return std::nullopt;
   // L bound to a second loop variable too would take two results at the
