@@ -276,6 +276,10 @@ private:
     std::optional<PortRef> keptPort;
   };
   std::deque<NodeRef> queue_;
+  /// A deletion made a While body's result the copy's source: the While may
+  /// no longer write a loop variable back, which any alias of that buffer
+  /// can see, so run() decides the kept copies once more.
+  bool loopResultsChanged_ = false;
   std::vector<TensorMoveState> state_;
   /// Per graph, node id -> ordinal (UINT32_MAX for other nodes).
   std::vector<std::vector<uint32_t>> ordinal_;
@@ -1963,6 +1967,29 @@ void TensorMoveDeleter::requeueNeighbours(NodeRef t, OutPort producer,
     if (!up.steps.empty())
       candidates.push_back({up.steps.back().graph, up.steps.back().port.node});
   }
+  // A deletion in a While's body can make a result the loop variable itself,
+  // which the While then no longer writes back (effectiveWriters): the kept
+  // copies its inputs come from may go.
+  if (!opts_.conservative && graph.parentNode != kNoNode && graph.parentGraph != kNoGraph) {
+    const Node &holder = m_.graph(graph.parentGraph).node(graph.parentNode);
+    bool resultChanged = false;
+    for (InPort c : consumers)
+      resultChanged = resultChanged || opKind(graph.node(c.node)) == OpKind::NetOutput;
+    if (opKind(holder) == OpKind::While && resultChanged)
+      loopResultsChanged_ = true;
+    if (opKind(holder) == OpKind::While)
+      for (const auto &in : holder.inputs)
+        if (in) {
+          SourceTrace up = traceSource(m_, index_, graph.parentGraph, *in, maxTraceSteps_);
+          if (!up.steps.empty())
+            candidates.push_back({up.steps.back().graph, up.steps.back().port.node});
+          // ...and the kept copies beside the While or the views it reads
+          // through (it is their sibling, or a sibling's consumer).
+          for (const TraceStep &step : up.steps)
+            if (auto it = keptByPort_.find(PortRef{step.graph, step.port}); it != keptByPort_.end())
+              candidates.insert(candidates.end(), it->second.begin(), it->second.end());
+        }
+  }
   // A subgraph result nobody reads any more needs no ordering outside the
   // holder (orderBefore): the kept copies that are that result may go.
   if (!opts_.conservative && graph.node(producer.node).alive &&
@@ -2026,99 +2053,112 @@ TensorMoveDeleteStats TensorMoveDeleter::run(std::vector<Remark> *remarks) {
   std::vector<std::optional<Remark>> log;
   log.reserve(all.size());
 
-  while (!queue_.empty()) {
-    NodeRef t = queue_.front();
-    queue_.pop_front();
-    TensorMoveState &st = *stateOf(t);
-    st.queued = false;
-    Graph &g = m_.graph(t.graph);
-    if (!g.node(t.node).alive)
-      continue;
-    ++st.visits;
-    forgetKept(t);
-    Remark remark;
-    remark.pass = std::string(kTensorMoveDeleteName);
-    remark.node = g.node(t.node).name;
-    remark.graph = g.name;
-    remark.loc = g.node(t.node).loc;
-    std::string tmName = name(t.graph, t.node);
-
-    Verdict v = decide(t);
-    for (int attempt = 0; attempt < 2; ++attempt) {
-      if (v.outcome != Outcome::Delete)
-        break;
-      OutPort producer = *g.node(t.node).inputs[0];
-      std::vector<InPort> consumers = g.node(t.node).consumers[0];
-      std::vector<NodeId> ctrlNeighbours = g.node(t.node).ctrlIn;
-      for (NodeId n : g.node(t.node).ctrlOut)
-        ctrlNeighbours.push_back(n);
-      std::vector<std::string> added, moved;
-      std::string source = describeSource(v.trace);
-      std::string rule = v.rule;
-      std::string lifted = v.reason; // for an extension: the rule that kept it
-      std::vector<SourceTrace> ends = v.ends.empty() ? std::vector<SourceTrace>{v.trace} : v.ends;
-      BufferUses copyUses = tensorMoveUses(t);
-      bool fromExtension = v.looseSuccessors;
-      if (apply(t, v, added, moved)) {
-        noteMerge(ends, copyUses);
-        std::string msg = "deleted " + tmName + " (" + source;
-        if (!lifted.empty()) // an extension that lifted a rule's keep
-          msg += (rule == "ext-readers-before-writers"
-                      ? "; later writers of the source follow every reader of the copy"
-                  : rule == "ext-written-copy"
-                      ? "; nothing else needs the source once the copy's writes begin"
-                  : rule == "ext-loop-write-back"
-                      ? "; the body returns it as the loop variable it copies"
-                      : "; nothing writes the source after the copy, nor the copy") +
-                 std::string(" (the design keeps it: ") + lifted + ")";
-        if (!added.empty())
-          msg += "; added ctrl " + joinLimited(added, 4);
-        if (!moved.empty())
-          msg += "; moved ctrl " + joinLimited(moved, 4);
-        msg += ")";
-        remark.decision = "deleted";
-        remark.rule = rule;
-        remark.message = msg;
-        requeueNeighbours(t, producer, consumers, ctrlNeighbours);
-        break;
-      }
-      // The surgery was refused (v now keeps): a design verdict whose
-      // control successors cannot follow the consumers may still be an
-      // extension's, which needs no such edge where it would close a cycle.
-      if (attempt > 0 || fromExtension || opts_.conservative || v.rule != "ctrl-order-cycle")
-        break;
-      tmUses_.reset();
-      std::optional<Verdict> ext = tryReadOnlyMemory(t, v);
-      if (!ext)
-        break;
-      v = std::move(*ext);
-    }
-    if (v.outcome != Outcome::Delete) {
-      remark.decision = v.outcome == Outcome::Skip ? "skipped" : "kept";
-      remark.rule = v.rule;
-      remark.message = remark.decision + " " + tmName + ": " + v.reason;
-    }
-    st.decided = true;
-    st.outcome = remark.decision == "deleted"   ? Outcome::Delete
-                 : remark.decision == "skipped" ? Outcome::Skip
-                                                : Outcome::Keep;
-    if (st.outcome == Outcome::Skip)
-      st.skipped = true;
-    if (st.outcome == Outcome::Keep && g.node(t.node).inputs.size() == 1 &&
-        g.node(t.node).inputs[0]) {
-      PortRef port{t.graph, *g.node(t.node).inputs[0]};
-      keptByPort_[port].insert(t);
-      st.keptPort = port;
-    }
-    // A re-visit that reaches the same conclusion keeps the remark where it
-    // was; a changed decision moves to the end (the order of final decisions).
-    if (st.logIndex != SIZE_MAX) {
-      if (log[st.logIndex]->message == remark.message)
+  for (;;) {
+    while (!queue_.empty()) {
+      NodeRef t = queue_.front();
+      queue_.pop_front();
+      TensorMoveState &st = *stateOf(t);
+      st.queued = false;
+      Graph &g = m_.graph(t.graph);
+      if (!g.node(t.node).alive)
         continue;
-      log[st.logIndex].reset();
+      ++st.visits;
+      forgetKept(t);
+      Remark remark;
+      remark.pass = std::string(kTensorMoveDeleteName);
+      remark.node = g.node(t.node).name;
+      remark.graph = g.name;
+      remark.loc = g.node(t.node).loc;
+      std::string tmName = name(t.graph, t.node);
+
+      Verdict v = decide(t);
+      for (int attempt = 0; attempt < 2; ++attempt) {
+        if (v.outcome != Outcome::Delete)
+          break;
+        OutPort producer = *g.node(t.node).inputs[0];
+        std::vector<InPort> consumers = g.node(t.node).consumers[0];
+        std::vector<NodeId> ctrlNeighbours = g.node(t.node).ctrlIn;
+        for (NodeId n : g.node(t.node).ctrlOut)
+          ctrlNeighbours.push_back(n);
+        std::vector<std::string> added, moved;
+        std::string source = describeSource(v.trace);
+        std::string rule = v.rule;
+        std::string lifted = v.reason; // for an extension: the rule that kept it
+        std::vector<SourceTrace> ends = v.ends.empty() ? std::vector<SourceTrace>{v.trace} : v.ends;
+        BufferUses copyUses = tensorMoveUses(t);
+        bool fromExtension = v.looseSuccessors;
+        if (apply(t, v, added, moved)) {
+          noteMerge(ends, copyUses);
+          std::string msg = "deleted " + tmName + " (" + source;
+          if (!lifted.empty()) // an extension that lifted a rule's keep
+            msg += (rule == "ext-readers-before-writers"
+                        ? "; later writers of the source follow every reader of the copy"
+                    : rule == "ext-written-copy"
+                        ? "; nothing else needs the source once the copy's writes begin"
+                    : rule == "ext-loop-write-back"
+                        ? "; the body returns it as the loop variable it copies"
+                        : "; nothing writes the source after the copy, nor the copy") +
+                   std::string(" (the design keeps it: ") + lifted + ")";
+          if (!added.empty())
+            msg += "; added ctrl " + joinLimited(added, 4);
+          if (!moved.empty())
+            msg += "; moved ctrl " + joinLimited(moved, 4);
+          msg += ")";
+          remark.decision = "deleted";
+          remark.rule = rule;
+          remark.message = msg;
+          requeueNeighbours(t, producer, consumers, ctrlNeighbours);
+          break;
+        }
+        // The surgery was refused (v now keeps): a design verdict whose
+        // control successors cannot follow the consumers may still be an
+        // extension's, which needs no such edge where it would close a cycle.
+        if (attempt > 0 || fromExtension || opts_.conservative || v.rule != "ctrl-order-cycle")
+          break;
+        tmUses_.reset();
+        std::optional<Verdict> ext = tryReadOnlyMemory(t, v);
+        if (!ext)
+          break;
+        v = std::move(*ext);
+      }
+      if (v.outcome != Outcome::Delete) {
+        remark.decision = v.outcome == Outcome::Skip ? "skipped" : "kept";
+        remark.rule = v.rule;
+        remark.message = remark.decision + " " + tmName + ": " + v.reason;
+      }
+      st.decided = true;
+      st.outcome = remark.decision == "deleted"   ? Outcome::Delete
+                   : remark.decision == "skipped" ? Outcome::Skip
+                                                  : Outcome::Keep;
+      if (st.outcome == Outcome::Skip)
+        st.skipped = true;
+      if (st.outcome == Outcome::Keep && g.node(t.node).inputs.size() == 1 &&
+          g.node(t.node).inputs[0]) {
+        PortRef port{t.graph, *g.node(t.node).inputs[0]};
+        keptByPort_[port].insert(t);
+        st.keptPort = port;
+      }
+      // A re-visit that reaches the same conclusion keeps the remark where it
+      // was; a changed decision moves to the end (the order of final decisions).
+      if (st.logIndex != SIZE_MAX) {
+        if (log[st.logIndex]->message == remark.message)
+          continue;
+        log[st.logIndex].reset();
+      }
+      st.logIndex = log.size();
+      log.push_back(std::move(remark));
     }
-    st.logIndex = log.size();
-    log.push_back(std::move(remark));
+    if (!loopResultsChanged_)
+      break;
+    loopResultsChanged_ = false;
+    for (NodeRef t : all) {
+      TensorMoveState *st = stateOf(t);
+      if (!m_.graph(t.graph).node(t.node).alive || !st || !st->decided || st->queued ||
+          st->skipped || st->outcome != Outcome::Keep || st->visits >= opts_.maxVisitsPerTensorMove)
+        continue;
+      queue_.push_back(t);
+      st->queued = true;
+    }
   }
   for (const TensorMoveState &st : state_) {
     if (!st.decided)
