@@ -76,7 +76,9 @@ GRAPHVET_PROP(PassProps, TheVerifierAcceptsEveryPassResult, 300, ()) {
   }
 }
 
-GRAPHVET_PROP(PassProps, ASecondRunChangesNothing, 300, ()) {
+// 3,000 cases (about 1 s): the re-decision gaps this property found each
+// needed 1,700 to 3,100 cases of one seed to show.
+GRAPHVET_PROP(PassProps, ASecondRunChangesNothing, 3000, ()) {
   Module m = buildModule(*genRecipe());
   for (const PipelineOptions &po : pipelines()) {
     Module once = m;
