@@ -1075,7 +1075,8 @@ std::optional<Verdict> TensorMoveDeleter::tryLoopVariable(NodeRef t, const Verdi
   v.looseSuccessors = true;
   v.reason = kept.rule;
   v.trace = std::move(trace);
-  return v; // (ends stays empty: the loop variable's facts are not cached)
+  v.ends = std::move(*reals); // the copy's accesses become L's
+  return v;
 }
 
 std::optional<TensorMoveDeleter::Ordering>
@@ -1358,7 +1359,11 @@ std::optional<Verdict> TensorMoveDeleter::tryLoopWriteBack(NodeRef t, const Verd
   v.looseSuccessors = true;
   v.reason = kept.rule;
   v.trace = std::move(trace);
-  return v; // (ends stays empty: the loop variable's facts are not cached)
+  // The copy's writers now write L: its cached facts must learn them (found
+  // by graphvet fuzz --seed 191: a later copy of L's source passed the
+  // read-only test on stale facts).
+  v.ends = {outer};
+  return v;
 }
 
 std::optional<Verdict> TensorMoveDeleter::checkRule1(NodeRef t, const SourceTrace &trace,
