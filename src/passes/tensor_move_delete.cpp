@@ -195,7 +195,7 @@ private:
   /// taken at the node of that graph holding it; nullopt when a pair shares
   /// that node, an edge would close a cycle or more than a few edges would
   /// be needed.
-  std::optional<Ordering> orderBefore(NodeRef t, const std::vector<NodeRef> &firsts,
+  std::optional<Ordering> orderBefore(const std::vector<NodeRef> &firsts,
                                       const std::vector<NodeRef> &seconds);
   /// Extension ext-written-copy: a copy that is written, of a fresh buffer
   /// nothing else needs once the copy's writes begin.
@@ -1080,7 +1080,7 @@ std::optional<Verdict> TensorMoveDeleter::tryLoopVariable(NodeRef t, const Verdi
 }
 
 std::optional<TensorMoveDeleter::Ordering>
-TensorMoveDeleter::orderBefore(NodeRef, const std::vector<NodeRef> &firsts,
+TensorMoveDeleter::orderBefore(const std::vector<NodeRef> &firsts,
                                const std::vector<NodeRef> &seconds) {
   // Each pair is ordered in the innermost graph holding both. A control
   // edge to or from a call or an If/Case/While covers every node inside it
@@ -1164,7 +1164,7 @@ TensorMoveDeleter::orderReadersBeforeWriters(NodeRef t, const std::vector<NodeRe
   std::vector<NodeRef> readers;
   for (const SlotRef &s : visited)
     readers.push_back({s.graph, s.slot.node});
-  return orderBefore(t, readers, late);
+  return orderBefore(readers, late);
 }
 
 std::optional<Verdict> TensorMoveDeleter::tryWrittenCopy(NodeRef t, const Verdict &kept,
@@ -1226,7 +1226,7 @@ std::optional<Verdict> TensorMoveDeleter::tryWrittenCopy(NodeRef t, const Verdic
         others.push_back(n);
     }
   }
-  auto edges = orderBefore(t, others, copyWriters);
+  auto edges = orderBefore(others, copyWriters);
   if (!edges)
     return std::nullopt;
   Verdict v;
@@ -1346,7 +1346,7 @@ std::optional<Verdict> TensorMoveDeleter::tryLoopWriteBack(NodeRef t, const Verd
     return std::nullopt;
   Verdict v;
   if (!copyWriters.empty()) {
-    auto edges = orderBefore(t, others, copyWriters);
+    auto edges = orderBefore(others, copyWriters);
     if (!edges)
       return std::nullopt;
     v.orderEdges = std::move(edges->edges);
