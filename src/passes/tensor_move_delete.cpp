@@ -2153,6 +2153,9 @@ TensorMoveDeleteStats TensorMoveDeleter::run(std::vector<Remark> *remarks) {
       st.logIndex = log.size();
       log.push_back(std::move(remark));
     }
+    // A While body's result became its loop variable (loopResultsChanged_):
+    // decide the kept copies once more. Bounded: each decision spends one
+    // of a copy's visits.
     if (!loopResultsChanged_)
       break;
     loopResultsChanged_ = false;
