@@ -365,7 +365,8 @@ struct Interpreter::Impl {
         BufferId b = bufferOf(p);
         uint8_t *dst = beginWrite(b, st.name);
         uint32_t n = slots.empty() ? 0 : std::min(info(b).size, slots[0].size);
-        std::copy_n(scratch.data() + slots[0].offset, n, dst);
+        if (n > 0) // (slots[0] does not exist for an Identity without inputs)
+          std::copy_n(scratch.data() + slots[0].offset, n, dst);
         std::fill(dst + n, dst + info(b).size, 0);
       }
     }
