@@ -171,6 +171,8 @@ private:
   std::vector<NodeRef> effectiveWriters(const BufferUses &u, bool excuseWhiles = true) const {
     return effectiveWriters(u.writers, u.writerSlots, excuseWhiles);
   }
+  /// True when `n` lies in graph `g` or in a subgraph nested in it.
+  bool insideGraph(NodeRef n, GraphId g) const;
   /// True when the copy's continuous-input consumers may read the source
   /// instead: no end is caller memory, a weight or a graph output.
   bool continuousMergeAllowed(const std::vector<SourceTrace> &ends, const BufferUses &copy);
@@ -841,6 +843,18 @@ std::vector<NodeRef> TensorMoveDeleter::effectiveWriters(const std::vector<NodeR
   return out;
 }
 
+bool TensorMoveDeleter::insideGraph(NodeRef n, GraphId g) const {
+  for (size_t depth = 0; depth <= m_.numGraphs(); ++depth) { // bounded by the nesting
+    if (n.graph == g)
+      return true;
+    const Graph &ng = m_.graph(n.graph);
+    if (ng.parentNode == kNoNode || ng.parentGraph == kNoGraph)
+      return false;
+    n = {ng.parentGraph, ng.parentNode};
+  }
+  return false;
+}
+
 bool TensorMoveDeleter::continuousMergeAllowed(const std::vector<SourceTrace> &ends,
                                                const BufferUses &copy) {
   // semantics.md §6: an input of a continuous op conflicts only with a
@@ -1005,17 +1019,7 @@ std::optional<Verdict> TensorMoveDeleter::tryLoopVariable(NodeRef t, const Verdi
   }
   NodeRef loopRef{bodyGraph.parentGraph, bodyGraph.parentNode};
   // Inside the copy's own subgraph (cond or body), nested ones included.
-  auto inSubgraph = [&](NodeRef n) {
-    for (size_t depth = 0; depth <= m_.numGraphs(); ++depth) {
-      if (n.graph == end.graph)
-        return true;
-      const Graph &ng = m_.graph(n.graph);
-      if (ng.parentNode == kNoNode || ng.parentGraph == kNoGraph)
-        return false;
-      n = {ng.parentGraph, ng.parentNode};
-    }
-    return false;
-  };
+  auto inSubgraph = [&](NodeRef n) { return insideGraph(n, end.graph); };
   // The copy's memory leaves its subgraph only as a result, which the loop
   // copies into a loop variable (the While's outputs are its inputs): graph
   // outputs, writers and continuous ops reached that way see the loop
@@ -1053,15 +1057,8 @@ std::optional<Verdict> TensorMoveDeleter::tryLoopVariable(NodeRef t, const Verdi
     realWriters.insert(realWriters.end(), w.begin(), w.end());
   }
   auto insideLoop = [&](NodeRef w) {
-    for (size_t depth = 0; depth <= m_.numGraphs(); ++depth) {
-      if (w == loopRef)
-        return true;
-      const Graph &wg = m_.graph(w.graph);
-      if (wg.parentNode == kNoNode || wg.parentGraph == kNoGraph)
-        return false;
-      w = {wg.parentGraph, wg.parentNode};
-    }
-    return true; // deeper than the module has graphs: broken, assume inside
+    return w == loopRef || std::any_of(loop.subgraphs.begin(), loop.subgraphs.end(),
+                                       [&](GraphId sub) { return insideGraph(w, sub); });
   };
   std::vector<NodeRef> insideWriters = effectiveWriters(inside);
   for (const std::vector<NodeRef> *writers :
@@ -1288,17 +1285,7 @@ std::optional<Verdict> TensorMoveDeleter::tryLoopWriteBack(NodeRef t, const Verd
   if (outputBytes(tm, 0) != outputBytes(data, end.port.index) ||
       outputBytes(tm, 0) != outputBytes(m_.graph(real.graph).node(real.port.node), real.port.index))
     return std::nullopt;
-  auto inBody = [&](NodeRef n) {
-    for (size_t depth = 0; depth <= m_.numGraphs(); ++depth) {
-      if (n.graph == t.graph)
-        return true;
-      const Graph &ng = m_.graph(n.graph);
-      if (ng.parentNode == kNoNode || ng.parentGraph == kNoGraph)
-        return false;
-      n = {ng.parentGraph, ng.parentNode};
-    }
-    return false;
-  };
+  auto inBody = [&](NodeRef n) { return insideGraph(n, t.graph); };
   // The copy's memory leaves the body only as results, which the
   // write-back copies into loop variables (the While's outputs are its
   // inputs): graph outputs and accesses reached that way see the loop
