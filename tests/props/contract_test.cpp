@@ -3,18 +3,14 @@
 #include "ir/parser.h"
 #include "props/contract.h"
 #include "props/evaluate.h"
+#include "tests/oracle/oracle_test_util.h"
 
 #include <gtest/gtest.h>
 
 namespace graphvet::props {
 namespace {
 
-Module parse(const std::string &text) {
-  std::string errors;
-  auto m = parseOrReport(text, "test.graph", errors);
-  EXPECT_TRUE(m) << errors;
-  return m ? *m : Module{};
-}
+using oracle::testing::parseText;
 
 const char *kOriginal = R"(graph g {
   x = Data() {index = 0}
@@ -37,19 +33,20 @@ const char *kWithoutTm = R"(graph g {
 )";
 
 TEST(Contract, ReservedNodesAreRecognized) {
-  Module m = parse(kOriginal);
+  Module m = parseText(kOriginal);
   const Graph &g = m.graph(0);
   EXPECT_TRUE(isReservedNode(g.node(g.find("tm"))));
   EXPECT_TRUE(isReservedNode(g.node(g.find("fold"))));
   EXPECT_FALSE(isReservedNode(g.node(g.find("n"))));
-  Module f = parse("graph g {\n  x = Data() {index = 0}\n  t = TensorMove(x) {_cannot_be_deleted = "
-                   "false}\n  out = NetOutput(t)\n}\n");
+  Module f =
+      parseText("graph g {\n  x = Data() {index = 0}\n  t = TensorMove(x) {_cannot_be_deleted = "
+                "false}\n  out = NetOutput(t)\n}\n");
   EXPECT_FALSE(isReservedNode(f.graph(0).node(f.graph(0).find("t"))));
 }
 
 TEST(Contract, DeletingAReservedNodeIsAViolationTheOracleAloneMisses) {
-  Module original = parse(kOriginal);
-  Module optimized = parse(kWithoutTm);
+  Module original = parseText(kOriginal);
+  Module optimized = parseText(kWithoutTm);
   oracle::CheckResult r = oracle::checkRefinement(original, optimized, {});
   ASSERT_EQ(r.verdict, oracle::Verdict::Sound); // memory and values are intact
   checkReservedNodesKept(original, optimized, r);
@@ -60,7 +57,7 @@ TEST(Contract, DeletingAReservedNodeIsAViolationTheOracleAloneMisses) {
 }
 
 TEST(Contract, KeepingEveryReservedNodeLeavesTheVerdictAlone) {
-  Module original = parse(kOriginal);
+  Module original = parseText(kOriginal);
   oracle::CheckResult r = oracle::checkRefinement(original, original, {});
   ASSERT_EQ(r.verdict, oracle::Verdict::Sound);
   checkReservedNodesKept(original, original, r);
@@ -69,17 +66,17 @@ TEST(Contract, KeepingEveryReservedNodeLeavesTheVerdictAlone) {
 }
 
 TEST(Contract, AnInvalidOriginalIsNotBlamedOnThePass) {
-  Module original = parse(kOriginal);
+  Module original = parseText(kOriginal);
   oracle::CheckResult r;
   r.verdict = oracle::Verdict::Invalid;
-  checkReservedNodesKept(original, parse(kWithoutTm), r);
+  checkReservedNodesKept(original, parseText(kWithoutTm), r);
   EXPECT_EQ(r.verdict, oracle::Verdict::Invalid);
   EXPECT_TRUE(r.violations.empty());
 }
 
 TEST(Contract, TheCampaignEvaluationKeepsReservedCopies) {
   // The real pass skips reserved copies, so evaluate() finds nothing.
-  Evaluation e = evaluate(parse(kOriginal), {});
+  Evaluation e = evaluate(parseText(kOriginal), {});
   EXPECT_EQ(e.result.verdict, oracle::Verdict::Sound);
 }
 

@@ -8,18 +8,14 @@
 #include "props/campaign.h"
 #include "props/generate.h"
 #include "props/missed.h"
+#include "tests/oracle/oracle_test_util.h"
 
 #include <gtest/gtest.h>
 
 namespace graphvet::props {
 namespace {
 
-Module parse(const std::string &text) {
-  std::string errors;
-  auto m = parseOrReport(text, "test.graph", errors);
-  EXPECT_TRUE(m) << errors;
-  return m ? *m : Module{};
-}
+using oracle::testing::parseText;
 
 Remark kept(const std::string &node, const std::string &rule, const std::string &graph = "g",
             const std::string &decision = "kept") {
@@ -46,7 +42,7 @@ MissedReport keptAll(const Module &m, const std::vector<Remark> &remarks,
 }
 
 TEST(Missed, ReadOnlySuccessorOfUngrantedInputIsMissed) {
-  Module m = parse(R"(
+  Module m = parseText(R"(
 graph g {
   x = Data() {index = 0}
   tm = TensorMove(x)
@@ -70,7 +66,7 @@ graph g {
 TEST(Missed, CopyThatKeepsTheOldValueForAReaderAfterTheWriterIsNecessary) {
   // q must read v before w's write through the copy and after it through w:
   // no ordering of q against w serves both, so the copy is necessary.
-  Module m = parse(R"(
+  Module m = parseText(R"(
 graph g {
   v = Variable()
   c = Const()
@@ -107,7 +103,7 @@ graph g {
   ctrl tm -> w
 }
 )";
-  Module m = parse(text);
+  Module m = parseText(text);
   MissedReport r = keptAll(m, {kept("tm", "rule3-fan-out")});
   ASSERT_TRUE(r.ok) << r.error;
   ASSERT_EQ(r.items.size(), 1u);
@@ -134,7 +130,7 @@ graph g {
 
 TEST(Missed, WithoutTheRepairEdgeTheSameRemovalRaces) {
   // Same graph, repair budget 0: the oracle sees the race.
-  Module m = parse(R"(
+  Module m = parseText(R"(
 graph g {
   x = Data() {index = 0}
   y = Data() {index = 1}
@@ -158,7 +154,7 @@ TEST(Missed, TwoWritersOfOneBufferAreNotReordered) {
   // Without the copy, a (writing the copy in place) and b (writing the source)
   // write one buffer unordered: the repair only adds reader-before-writer
   // edges, so the race stays and the copy is necessary.
-  Module m = parse(R"(
+  Module m = parseText(R"(
 graph g {
   x = Data() {index = 0}
   c = Const()
@@ -180,7 +176,7 @@ graph g {
 TEST(Missed, ControlOrderingsAreCarriedOver) {
   // cp -> tm and tm -> cs: cp must still precede q (tm's consumer) and cs
   // must still follow r (tm's producer) and cp.
-  Module m = parse(R"(
+  Module m = parseText(R"(
 graph g {
   r = ReLU()
   cp = Neg()
@@ -203,7 +199,7 @@ graph g {
 }
 
 TEST(Missed, DeadCopyIsUnobservedNotMissed) {
-  Module m = parse(R"(
+  Module m = parseText(R"(
 graph g {
   x = Data() {index = 0}
   r = ReLU(x)
@@ -225,7 +221,7 @@ graph g {
 }
 
 TEST(Missed, CopyInsideASubgraphIsRemovedThere) {
-  Module m = parse(R"(
+  Module m = parseText(R"(
 graph g {
   x = Data() {index = 0}
   pc = PartitionedCall(x) {subgraphs = [body], outputs = 1}
@@ -247,7 +243,7 @@ graph body {
 }
 
 TEST(Missed, ReservedCopiesAreNotTriedAndTheCapIsReported) {
-  Module m = parse(R"(
+  Module m = parseText(R"(
 graph g {
   x = Data() {index = 0}
   t1 = TensorMove(x)
@@ -274,7 +270,7 @@ graph g {
 
 TEST(Missed, InvalidOriginalIsReported) {
   // Two unordered writers of one variable: a racy original.
-  Module m = parse(R"(
+  Module m = parseText(R"(
 graph g {
   v = Variable()
   c = Const()
@@ -290,7 +286,7 @@ graph g {
 }
 
 TEST(Missed, PipelineFiguresAddUp) {
-  Module m = parse(R"(
+  Module m = parseText(R"(
 graph g {
   x = Data() {index = 0}
   r = ReLU(x)
