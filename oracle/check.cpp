@@ -743,6 +743,33 @@ CheckResult checkRefinement(const Module &original, const Module &optimized,
   }
 }
 
+std::vector<bool> executedGraphs(const Module &m, const CheckOptions &opts) {
+  try {
+    std::unique_ptr<Analysis> a = analyze(m);
+    if (!a->interp || !a->cycles.empty())
+      return {};
+    for (unsigned s = 0; s < std::max(1u, opts.numStates); ++s) {
+      ExperimentResult e = a->interp->experiment(stateSeed(opts.seed, s));
+      if (e.crashed() || e.budgetExceeded())
+        return {};
+    }
+    const std::vector<uint64_t> &runs = a->interp->domainRuns();
+    std::vector<bool> ran(m.numGraphs(), false);
+    for (GraphId g = 0; g < m.numGraphs(); ++g) {
+      const Graph &graph = m.graph(g);
+      for (NodeId n = 0; n < graph.capacity() && !ran[g]; ++n) {
+        if (!graph.node(n).alive)
+          continue;
+        DomainId d = a->inl.stepOf(g, n).first;
+        ran[g] = d < runs.size() && runs[d] > 0;
+      }
+    }
+    return ran;
+  } catch (const std::exception &) {
+    return {};
+  }
+}
+
 std::string replayPairCommand(const std::string &original, const std::string &optimized,
                               uint64_t seed) {
   return fmt::format("graphvet check --pair {} {} --seed {}", original, optimized, seed);

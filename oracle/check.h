@@ -59,6 +59,13 @@ CheckResult checkOriginal(const Module &m, const CheckOptions &opts);
 CheckResult checkRefinement(const Module &original, const Module &optimized,
                             const CheckOptions &opts);
 
+/// Which graphs of `m` ran in the experiments a check with `opts` performs
+/// on the original (opts.numStates seeded states, both runs of each), indexed
+/// by GraphId: false for a branch never taken and a loop body never entered,
+/// so values there were never tested. A call body counts as its caller's
+/// graph. Empty when `m` cannot run (malformed, cyclic, faulting).
+std::vector<bool> executedGraphs(const Module &m, const CheckOptions &opts);
+
 /// `graphvet check --pair ORIGINAL OPTIMIZED --seed S`
 std::string replayPairCommand(const std::string &original, const std::string &optimized,
                               uint64_t seed);

@@ -113,8 +113,10 @@ struct Interpreter::Impl {
   };
   std::vector<Slot> slots;
   std::vector<BufferId> scribbled;
+  std::vector<uint64_t> domainRuns; ///< per domain, since construction
 
-  Impl(const Module &mod, const MemoryPlan &p, const InlinedModule &i) : m(mod), plan(p), inl(i) {
+  Impl(const Module &mod, const MemoryPlan &p, const InlinedModule &i)
+      : m(mod), plan(p), inl(i), domainRuns(i.domains.size(), 0) {
     uint64_t total = 0;
     offset.reserve(plan.buffers().size());
     for (BufferId b = 0; b < plan.buffers().size(); ++b) {
@@ -408,6 +410,7 @@ struct Interpreter::Impl {
 
   void runDomain(DomainId d, const DomainOrders &orders) {
     const Domain &dom = inl.domains[d];
+    ++domainRuns[d];
     const std::vector<StepIndex> &order =
         d < orders.size() && !orders[d].empty() ? orders[d] : dom.reference;
     for (StepIndex s : order)
@@ -521,6 +524,10 @@ Interpreter::~Interpreter() {
 RunOutcome Interpreter::runOnce(uint64_t stateSeed, const DomainOrders &orders) {
   impl_->fillState(stateSeed);
   return impl_->run(orders);
+}
+
+const std::vector<uint64_t> &Interpreter::domainRuns() const {
+  return impl_->domainRuns;
 }
 
 ExperimentResult Interpreter::experiment(uint64_t stateSeed, const DomainOrders &orders) {

@@ -96,6 +96,9 @@ public:
   RunOutcome runOnce(uint64_t stateSeed, const DomainOrders &orders = {});
   /// The full experiment of semantics.md §3.
   ExperimentResult experiment(uint64_t stateSeed, const DomainOrders &orders = {});
+  /// How many times each domain has started running since construction, over
+  /// every run (a branch not taken and a loop body whose cond failed stay 0).
+  const std::vector<uint64_t> &domainRuns() const;
 
 private:
   struct Impl;

@@ -103,9 +103,11 @@ void countMissed(const CampaignOptions &opts, uint64_t index, const Module &orig
   ++stats.missedCases;
   stats.missedDeleted += r.deleted;
   stats.missedDeletedUnobserved += r.deletedUnobserved;
+  stats.missedDeletedUnexercised += r.deletedUnexercised;
   stats.missed += r.missed;
   stats.missedNecessary += r.necessary;
   stats.missedUnobserved += r.unobserved;
+  stats.missedUnexercised += r.unexercised;
   stats.missedInconclusive += r.inconclusive;
   stats.missedReserved += r.reserved;
   stats.missedUntried += r.untried;
@@ -348,9 +350,11 @@ void CampaignStats::merge(const CampaignStats &o) {
   missedCases += o.missedCases;
   missedDeleted += o.missedDeleted;
   missedDeletedUnobserved += o.missedDeletedUnobserved;
+  missedDeletedUnexercised += o.missedDeletedUnexercised;
   missed += o.missed;
   missedNecessary += o.missedNecessary;
   missedUnobserved += o.missedUnobserved;
+  missedUnexercised += o.missedUnexercised;
   missedInconclusive += o.missedInconclusive;
   missedReserved += o.missedReserved;
   missedUntried += o.missedUntried;

@@ -104,9 +104,12 @@ struct CampaignStats {
   uint64_t missedCases = 0;             ///< cases examined
   uint64_t missedDeleted = 0;           ///< D: copies the pass deleted in those cases
   uint64_t missedDeletedUnobserved = 0; ///< of D, dead code in the original
-  uint64_t missed = 0;                  ///< M: kept copies the oracle proves removable
+  /// of D, live copies in graphs that never ran on the checked states
+  uint64_t missedDeletedUnexercised = 0;
+  uint64_t missed = 0; ///< M: kept copies the oracle proves removable
   uint64_t missedNecessary = 0, missedInconclusive = 0, missedReserved = 0, missedUntried = 0;
   uint64_t missedUnobserved = 0;                ///< removable dead copies (not in M)
+  uint64_t missedUnexercised = 0;               ///< removable copies that never ran (not in M)
   std::map<std::string, uint64_t> missedByRule; ///< M by the rule that kept the copy
   /// One record per missed copy when examples are wanted (missedOutDir set).
   struct MissedHit {
@@ -116,15 +119,16 @@ struct CampaignStats {
   };
   std::vector<MissedHit> missedHits;
   /// D / (D + M) over the examined cases; 1 when there was nothing to delete.
-  /// D_live / (D_live + M): over copies whose bytes are observed (MissedReport::recall).
+  /// D_live / (D_live + M): over copies whose bytes are observed and whose
+  /// removal the experiments tested (MissedReport::recall).
   double recall() const {
-    uint64_t live = missedDeleted - missedDeletedUnobserved;
+    uint64_t live = missedDeleted - missedDeletedUnobserved - missedDeletedUnexercised;
     return live + missed == 0 ? 1.0
                               : static_cast<double>(live) / static_cast<double>(live + missed);
   }
-  /// D / (D + M + U): dead copies included.
+  /// D / (D + M + U + X): dead and unexercised copies included.
   double recallAll() const {
-    uint64_t all = missedDeleted + missed + missedUnobserved;
+    uint64_t all = missedDeleted + missed + missedUnobserved + missedUnexercised;
     return all == 0 ? 1.0 : static_cast<double>(missedDeleted) / static_cast<double>(all);
   }
   /// Remarks by "decision:rule" (e.g. "deleted:scenario1", "kept:rule4-conflict").

@@ -5,6 +5,7 @@
 // judge the candidate against the original.
 #include "props/missed.h"
 
+#include "ir/op_library.h"
 #include "ir/printer.h"
 #include "oracle/inlined.h"
 #include "oracle/memory_plan.h"
@@ -13,6 +14,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <functional>
 #include <optional>
 
 namespace graphvet::props {
@@ -108,6 +110,9 @@ void countItem(MissedReport &r, const MissedItem &item) {
   case MissedStatus::Unobserved:
     ++r.unobserved;
     break;
+  case MissedStatus::Unexercised:
+    ++r.unexercised;
+    break;
   case MissedStatus::Removable:
     ++r.missed;
     ++r.missedByRule[item.rule];
@@ -128,7 +133,8 @@ void countItem(MissedReport &r, const MissedItem &item) {
 }
 
 void tryCandidate(const Module &original, const Module &optimized, GraphId gid, NodeId nid,
-                  const MissedOptions &opts, bool unobserved, MissedItem &item) {
+                  const MissedOptions &opts, bool unobserved,
+                  const std::function<bool()> &exercised, MissedItem &item) {
   Module candidate;
   std::string error;
   if (!buildCandidate(optimized, gid, nid, opts.maxAddedEdges, candidate, item.movedEdges,
@@ -141,7 +147,9 @@ void tryCandidate(const Module &original, const Module &optimized, GraphId gid, 
   oracle::CheckResult r = oracle::checkRefinement(original, candidate, opts.check);
   switch (r.verdict) {
   case oracle::Verdict::Sound:
-    item.status = unobserved ? MissedStatus::Unobserved : MissedStatus::Removable;
+    item.status = unobserved     ? MissedStatus::Unobserved
+                  : !exercised() ? MissedStatus::Unexercised
+                                 : MissedStatus::Removable;
     if (opts.keepCandidates)
       item.candidate = printModule(candidate);
     return;
@@ -173,6 +181,8 @@ std::string_view missedStatusName(MissedStatus s) {
     return "removable";
   case MissedStatus::Unobserved:
     return "unobserved";
+  case MissedStatus::Unexercised:
+    return "unexercised";
   case MissedStatus::Necessary:
     return "necessary";
   case MissedStatus::Inconclusive:
@@ -213,49 +223,101 @@ UnobservedNodes unobservedNodes(const Module &m) {
           liveBuffer[c] = true;
     }
   };
+  // For a node that scribbles its inputs: is any of its outputs (fresh,
+  // copied or written in place) bound to a live buffer? Otherwise it is live
+  // only through its scribbles.
+  auto outputsLive = [&](const oracle::Step &step) {
+    const Node &node = m.graph(step.graph).node(step.node);
+    if (!isInputMutable(node))
+      return true;
+    for (uint32_t k = 0; k < node.numOutputs; ++k) {
+      oracle::PortId p = plan.portId(step.graph, OutPort{step.node, k});
+      if (p == oracle::kNoPort)
+        return true;
+      for (oracle::BufferId c : plan.port(p).candidates)
+        if (c >= liveBuffer.size() || liveBuffer[c])
+          return true;
+    }
+    return false;
+  };
   const Graph &root = m.root();
   for (NodeId n : root.liveNodes())
     if (root.node(n).type == "NetOutput")
       markPorts(0, root.node(n).inputs);
-  std::vector<std::vector<bool>> liveStep(inl.domains.size());
+  // Per step: live (it writes a live buffer), and whether what it reads has
+  // been marked live as well (a scribbler live only by its scribbles reads
+  // nothing that matters).
+  std::vector<std::vector<bool>> liveStep(inl.domains.size()), flowed(inl.domains.size());
   size_t totalSteps = 0;
   for (size_t d = 0; d < inl.domains.size(); ++d) {
     liveStep[d].assign(inl.domains[d].steps.size(), false);
+    flowed[d].assign(inl.domains[d].steps.size(), false);
     totalSteps += inl.domains[d].steps.size();
   }
-  // Monotone fixpoint: every round but the last makes another step live, so
-  // at most totalSteps + 1 rounds.
+  // Monotone fixpoint: every round but the last sets another of the two
+  // flags of some step, so at most 2 * totalSteps + 1 rounds.
   bool changed = true;
-  for (size_t round = 0; changed && round <= totalSteps; ++round) {
+  for (size_t round = 0; changed && round <= 2 * totalSteps; ++round) {
     changed = false;
     for (size_t d = 0; d < inl.domains.size(); ++d)
       for (size_t i = 0; i < inl.domains[d].steps.size(); ++i) {
-        if (liveStep[d][i])
+        if (flowed[d][i])
           continue;
         const oracle::Step &step = inl.domains[d].steps[i];
-        bool live = false;
-        for (const oracle::Access &a : step.accesses)
-          live = live || (a.write && a.buffer < liveBuffer.size() && liveBuffer[a.buffer]);
-        if (!live)
-          continue;
-        liveStep[d][i] = true;
-        changed = true;
+        if (!liveStep[d][i]) {
+          bool live = false;
+          for (const oracle::Access &a : step.accesses)
+            live = live || (a.write && a.buffer < liveBuffer.size() && liveBuffer[a.buffer]);
+          if (!live)
+            continue;
+          liveStep[d][i] = true;
+          changed = true;
+        }
         if (step.subdomains.empty()) {
+          // A scribble depends only on the old content of the buffer it
+          // scribbles (semantics.md §1), which is live already: the other
+          // inputs flow only into the node's outputs and ref writes.
+          if (step.node != kNoNode && !outputsLive(step))
+            continue;
           // Whatever a live step touches may flow into what it writes.
           for (const oracle::Access &a : step.accesses)
             if (a.buffer < liveBuffer.size())
               liveBuffer[a.buffer] = true;
+          flowed[d][i] = true;
           continue;
         }
+        flowed[d][i] = true;
         // A control-flow step accesses everything its subgraphs may: what
         // flows out of them is what their NetOutputs read, and what flows in
         // is what the node reads; inner steps are live by their own writes.
         const Node &holder = m.graph(step.graph).node(step.node);
-        markPorts(step.graph, holder.inputs);
+        if (step.kind == oracle::StepKind::While) {
+          markPorts(step.graph, holder.inputs);
+          for (GraphId sub : holder.subgraphs)
+            for (NodeId n : m.graph(sub).liveNodes())
+              if (m.graph(sub).node(n).type == "NetOutput")
+                markPorts(sub, m.graph(sub).node(n).inputs);
+          continue;
+        }
+        // If/Case: the condition decides which branch runs; every other
+        // input reaches only the branch steps that read it (live by their
+        // own writes) and the results. A result flows out only through a
+        // holder output somebody consumes (the output is bound to it).
+        if (!holder.inputs.empty())
+          markPorts(step.graph, {holder.inputs[0]});
         for (GraphId sub : holder.subgraphs)
-          for (NodeId n : m.graph(sub).liveNodes())
-            if (m.graph(sub).node(n).type == "NetOutput")
-              markPorts(sub, m.graph(sub).node(n).inputs);
+          for (NodeId n : m.graph(sub).liveNodes()) {
+            const Node &out = m.graph(sub).node(n);
+            if (out.type != "NetOutput")
+              continue;
+            for (uint32_t k = 0; k < out.inputs.size(); ++k) {
+              auto j = out.intAttr(Node::portKey(false, k, "_parent_node_index"));
+              if (j && *j >= 0 && *j < int64_t(holder.numOutputs) &&
+                  holder.consumers[size_t(*j)].empty())
+                continue;
+              markPorts(sub, {out.inputs[k]});
+            }
+          }
       }
   }
   for (size_t d = 0; d < inl.domains.size(); ++d)
@@ -339,6 +401,16 @@ MissedReport findMissedIn(const Module &original, const Module &optimized,
     unsigned tried = 0;
     std::optional<UnobservedNodes> dead;           // computed at the first candidate
     std::optional<UnobservedNodes> deadInOriginal; // at the first deletion
+    // Which graphs of the original ran on the states the candidates are
+    // checked on: a copy in a branch or loop body that never ran was never
+    // tested by the oracle's experiments (only by its race analysis).
+    std::optional<std::vector<bool>> ranInOriginal;
+    auto exercised = [&](const std::string &graphName) {
+      if (!ranInOriginal)
+        ranInOriginal = oracle::executedGraphs(original, opts.check);
+      GraphId og = original.findGraph(graphName);
+      return ranInOriginal->empty() || og >= ranInOriginal->size() || (*ranInOriginal)[og];
+    };
     for (const Remark &remark : remarks) {
       if (remark.pass != kTensorMoveDeleteName)
         continue;
@@ -351,6 +423,8 @@ MissedReport findMissedIn(const Module &original, const Module &optimized,
         NodeId on = og == kNoGraph ? kNoNode : original.graph(og).find(remark.node);
         if (on != kNoNode && deadInOriginal->contains(og, on))
           ++report.deletedUnobserved;
+        else if (!exercised(remark.graph))
+          ++report.deletedUnexercised;
         continue;
       }
       ++report.kept;
@@ -375,7 +449,9 @@ MissedReport findMissedIn(const Module &original, const Module &optimized,
         ++tried;
         if (!dead)
           dead = unobservedNodes(optimized);
-        tryCandidate(original, optimized, gid, nid, opts, dead->contains(gid, nid), item);
+        tryCandidate(
+            original, optimized, gid, nid, opts, dead->contains(gid, nid),
+            [&] { return exercised(remark.graph); }, item);
       }
       countItem(report, item);
       report.items.push_back(std::move(item));

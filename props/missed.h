@@ -40,13 +40,18 @@ enum class MissedStatus {
   /// that reaches a graph output, a variable or caller memory reads them).
   /// Counted apart from M: deleting dead nodes is dead-code elimination's job.
   Unobserved,
+  /// Removable, but the copy sits in a branch or loop body that never ran on
+  /// the checked states: the experiments never tested its values (only the
+  /// race analysis saw it). Counted apart from M, like Unobserved.
+  Unexercised,
   Necessary,    ///< the candidate is a violation: the copy protects something
   Inconclusive, ///< a budget ran out on the candidate (not counted as missed)
   Reserved,     ///< skipped by contract (reserved attribute): not tried
   Untried,      ///< beyond MissedOptions::maxCandidates
 };
 
-/// "removable", "unobserved", "necessary", "inconclusive", "reserved", "untried".
+/// "removable", "unobserved", "unexercised", "necessary", "inconclusive",
+/// "reserved", "untried".
 std::string_view missedStatusName(MissedStatus);
 
 /// One kept TensorMove and what removing it alone does.
@@ -77,20 +82,24 @@ struct MissedReport {
   uint64_t deleted = 0; ///< D: deleted by the pass
   /// Of D, copies that were dead code in the original (unobservedNodes).
   uint64_t deletedUnobserved = 0;
-  uint64_t kept = 0;       ///< kept or skipped by the pass
-  uint64_t missed = 0;     ///< M: Removable items
-  uint64_t unobserved = 0; ///< removable dead copies (not in M)
+  /// Of D, live copies in graphs that never ran on the checked states.
+  uint64_t deletedUnexercised = 0;
+  uint64_t kept = 0;        ///< kept or skipped by the pass
+  uint64_t missed = 0;      ///< M: Removable items
+  uint64_t unobserved = 0;  ///< removable dead copies (not in M)
+  uint64_t unexercised = 0; ///< removable copies that never ran (not in M)
   uint64_t necessary = 0, inconclusive = 0, reserved = 0, untried = 0;
   bool capped = false;           ///< maxCandidates was reached
   std::vector<MissedItem> items; ///< every kept copy, in the pass's decision order
   std::map<std::string, uint64_t> missedByRule;
 
-  /// D / (D + M); 1 when there is nothing to delete.
-  /// Recall over copies whose bytes are observed: D_live / (D_live + M),
-  /// D_live = deleted - deletedUnobserved; 1 when there is nothing to delete.
-  double recall() const { return ratio(deleted - deletedUnobserved, missed); }
-  /// Recall over every removable copy, dead code included: D / (D + M + U).
-  double recallAll() const { return ratio(deleted, missed + unobserved); }
+  /// Recall over copies whose bytes are observed and whose removal the
+  /// experiments tested: D_live / (D_live + M), D_live = deleted -
+  /// deletedUnobserved - deletedUnexercised; 1 when there is nothing to delete.
+  double recall() const { return ratio(deleted - deletedUnobserved - deletedUnexercised, missed); }
+  /// Recall over every removable copy, dead and unexercised ones included:
+  /// D / (D + M + U + X).
+  double recallAll() const { return ratio(deleted, missed + unobserved + unexercised); }
   static double ratio(uint64_t done, uint64_t left) {
     return done + left == 0 ? 1.0 : static_cast<double>(done) / static_cast<double>(done + left);
   }

@@ -220,6 +220,151 @@ graph g {
   EXPECT_FALSE(dead.contains(g, m.graph(g).find("r")));
 }
 
+TEST(Missed, ACopyReadOnlyByWhatAScribblerScribblesIsUnobserved) {
+  // h scribbles a (observed) and q; a scribble depends only on the old
+  // content of the buffer scribbled, so q, and tm behind it, reach nothing.
+  Module m = parseText(R"(
+graph g {
+  x = Data() {index = 0}
+  a = ReLU(x)
+  tm = TensorMove(x)
+  q = ReLU(tm)
+  h = HcomBroadcast(a, q)
+  out = NetOutput(a)
+}
+)");
+  UnobservedNodes dead = unobservedNodes(m);
+  GraphId g = m.findGraph("g");
+  EXPECT_TRUE(dead.contains(g, m.graph(g).find("tm")));
+  EXPECT_TRUE(dead.contains(g, m.graph(g).find("q")));
+  EXPECT_FALSE(dead.contains(g, m.graph(g).find("h")));
+  EXPECT_FALSE(dead.contains(g, m.graph(g).find("a")));
+  MissedReport r = keptAll(m, {kept("tm", "rule3-fan-out")});
+  ASSERT_EQ(r.items.size(), 1u);
+  EXPECT_EQ(r.items[0].status, MissedStatus::Unobserved);
+}
+
+TEST(Missed, AScribblerWithAnObservedOutputKeepsItsInputsLive) {
+  // The negative case: h's own output is observed, and it mixes every input.
+  Module m = parseText(R"(
+graph g {
+  x = Data() {index = 0}
+  a = ReLU(x)
+  tm = TensorMove(x)
+  q = ReLU(tm)
+  h = HcomBroadcast(a, q)
+  out = NetOutput(a, h)
+}
+)");
+  UnobservedNodes dead = unobservedNodes(m);
+  GraphId g = m.findGraph("g");
+  EXPECT_FALSE(dead.contains(g, m.graph(g).find("tm")));
+  EXPECT_FALSE(dead.contains(g, m.graph(g).find("q")));
+}
+
+const char *kIfWithUnusedResult = R"(
+graph g {
+  x = Data() {index = 0}
+  c = Data() {index = 1}
+  f = If(c, x) {outputs = 2, subgraphs = [t, e]}
+  out = NetOutput(f:OUT)
+}
+graph t {
+  a = Data() {_parent_node_index = 1}
+  tm = TensorMove(a)
+  r = ReLU(a)
+  o = NetOutput(r, tm) {in0._parent_node_index = 0, in1._parent_node_index = 1}
+}
+graph e {
+  a = Data() {_parent_node_index = 1}
+  r = Neg(a)
+  o = NetOutput(r, r) {in0._parent_node_index = 0, in1._parent_node_index = 1}
+}
+)";
+
+Module ifWithResult(const std::string &observed) {
+  std::string text = kIfWithUnusedResult;
+  text.replace(text.find("OUT"), 3, observed);
+  return parseText(text);
+}
+
+TEST(Missed, ABranchResultNobodyConsumesIsUnobserved) {
+  Module m = ifWithResult("0");
+  UnobservedNodes dead = unobservedNodes(m);
+  GraphId t = m.findGraph("t");
+  EXPECT_TRUE(dead.contains(t, m.graph(t).find("tm")));
+  EXPECT_FALSE(dead.contains(t, m.graph(t).find("r")));
+}
+
+TEST(Missed, AConsumedBranchResultIsLive) {
+  Module m = ifWithResult("1");
+  UnobservedNodes dead = unobservedNodes(m);
+  GraphId t = m.findGraph("t");
+  EXPECT_FALSE(dead.contains(t, m.graph(t).find("tm")));
+  EXPECT_TRUE(dead.contains(t, m.graph(t).find("r")));
+}
+
+const char *kIfOnCondition = R"(
+graph g {
+  x = Data() {index = 0}
+  f = If(COND, x) {subgraphs = [t, e]}
+  out = NetOutput(f)
+}
+graph t {
+  a = Data() {_parent_node_index = 1}
+  tm = TensorMove(a)
+  r = ReLU(tm)
+  o = NetOutput(r) {in0._parent_node_index = 0}
+}
+graph e {
+  a = Data() {_parent_node_index = 1}
+  tm = TensorMove(a)
+  r = Neg(tm)
+  o = NetOutput(r) {in0._parent_node_index = 0}
+}
+)";
+
+Module ifOn(const std::string &cond) {
+  std::string text = kIfOnCondition;
+  text.replace(text.find("COND"), 4, cond);
+  return parseText(text);
+}
+
+TEST(Missed, ACopyInABranchThatNeverRunsIsUnexercised) {
+  // An unconnected condition reads as zero bytes: even, so the else branch
+  // runs on every state and the then branch never does.
+  Module m = ifOn("_");
+  std::vector<bool> ran = oracle::executedGraphs(m, exactOptions().check);
+  ASSERT_EQ(ran.size(), m.numGraphs());
+  EXPECT_TRUE(ran[m.findGraph("g")]);
+  EXPECT_FALSE(ran[m.findGraph("t")]);
+  EXPECT_TRUE(ran[m.findGraph("e")]);
+  MissedReport r =
+      keptAll(m, {kept("tm", "rule1-control-flow", "t"), kept("tm", "rule1-control-flow", "e")});
+  ASSERT_TRUE(r.ok) << r.error;
+  ASSERT_EQ(r.items.size(), 2u);
+  EXPECT_EQ(r.items[0].status, MissedStatus::Unexercised);
+  EXPECT_EQ(r.items[1].status, MissedStatus::Removable);
+  EXPECT_EQ(r.unexercised, 1u);
+  EXPECT_EQ(r.missed, 1u);
+}
+
+TEST(Missed, ACopyInABranchTakenOnSomeStateIsExercised) {
+  // A user input as condition: the seeded states take both branches.
+  Module m = ifOn("x");
+  MissedOptions o = exactOptions();
+  o.check.numStates = 8; // as `graphvet missed` does
+  std::vector<bool> ran = oracle::executedGraphs(m, o.check);
+  ASSERT_EQ(ran.size(), m.numGraphs());
+  EXPECT_TRUE(ran[m.findGraph("t")]);
+  EXPECT_TRUE(ran[m.findGraph("e")]);
+  MissedReport r =
+      keptAll(m, {kept("tm", "rule1-control-flow", "t"), kept("tm", "rule1-control-flow", "e")}, o);
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.unexercised, 0u);
+  EXPECT_EQ(r.missed, 2u);
+}
+
 TEST(Missed, CopyInsideASubgraphIsRemovedThere) {
   Module m = parseText(R"(
 graph g {

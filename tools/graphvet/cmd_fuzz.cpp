@@ -110,8 +110,10 @@ nlohmann::ordered_json toJson(const props::CampaignResult &r, const props::Campa
     j["missed_details"] = {{"cases", s.missedCases},
                            {"deleted", s.missedDeleted},
                            {"deleted_unobserved", s.missedDeletedUnobserved},
+                           {"deleted_unexercised", s.missedDeletedUnexercised},
                            {"necessary", s.missedNecessary},
                            {"unobserved", s.missedUnobserved},
+                           {"unexercised", s.missedUnexercised},
                            {"inconclusive", s.missedInconclusive},
                            {"reserved", s.missedReserved},
                            {"untried", s.missedUntried},
@@ -166,14 +168,15 @@ void printSummary(const props::CampaignResult &r) {
   if (s.missedCases > 0) {
     std::cout << fmt::format(
         "Missed (over {} sound cases): {} removable of the kept, {} unobserved (dead), "
-        "{} necessary, {} inconclusive, {} reserved\n",
-        s.missedCases, s.missed, s.missedUnobserved, s.missedNecessary, s.missedInconclusive,
-        s.missedReserved);
-    uint64_t live = s.missedDeleted - s.missedDeletedUnobserved;
-    std::cout << fmt::format("Recall: {}/({}+{}) = {:.2f}% over observed copies; {}/({}+{}+{}) = "
-                             "{:.2f}% with dead copies\n",
-                             live, live, s.missed, 100.0 * s.recall(), s.missedDeleted,
-                             s.missedDeleted, s.missed, s.missedUnobserved, 100.0 * s.recallAll());
+        "{} unexercised (never ran), {} necessary, {} inconclusive, {} reserved\n",
+        s.missedCases, s.missed, s.missedUnobserved, s.missedUnexercised, s.missedNecessary,
+        s.missedInconclusive, s.missedReserved);
+    uint64_t live = s.missedDeleted - s.missedDeletedUnobserved - s.missedDeletedUnexercised;
+    std::cout << fmt::format(
+        "Recall: {}/({}+{}) = {:.2f}% over observed, exercised copies; {}/({}+{}+{}+{}) = "
+        "{:.2f}% with dead and unexercised copies\n",
+        live, live, s.missed, 100.0 * s.recall(), s.missedDeleted, s.missedDeleted, s.missed,
+        s.missedUnobserved, s.missedUnexercised, 100.0 * s.recallAll());
     for (const auto &[rule, n] : s.missedByRule)
       std::cout << fmt::format("  missed {:6}  kept by {}\n", n, rule);
     for (const props::MissedExample &ex : r.missedExamples)

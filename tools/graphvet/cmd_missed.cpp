@@ -46,6 +46,8 @@ std::string itemLine(const props::MissedItem &item) {
                        : "removable (added ctrl " + joined(item.addedEdges) + ")");
   case props::MissedStatus::Unobserved:
     return head + "unobserved (removable, but the copy is dead code)";
+  case props::MissedStatus::Unexercised:
+    return head + "unexercised (removable on the checked states, where the copy never ran)";
   case props::MissedStatus::Necessary:
     return head + "necessary: " + item.violationKind + ": " + item.message;
   case props::MissedStatus::Inconclusive:
@@ -60,10 +62,10 @@ std::string itemLine(const props::MissedItem &item) {
 
 std::string summaryLine(const props::MissedReport &r) {
   std::string line = fmt::format(
-      "summary: {} TensorMoves, {} deleted, {} kept, {} missed, {} unobserved, {} necessary, "
-      "{} inconclusive, {} reserved",
-      r.tensorMoves, r.deleted, r.kept, r.missed, r.unobserved, r.necessary, r.inconclusive,
-      r.reserved);
+      "summary: {} TensorMoves, {} deleted, {} kept, {} missed, {} unobserved, {} unexercised, "
+      "{} necessary, {} inconclusive, {} reserved",
+      r.tensorMoves, r.deleted, r.kept, r.missed, r.unobserved, r.unexercised, r.necessary,
+      r.inconclusive, r.reserved);
   if (r.untried)
     line += fmt::format(", {} untried (capped)", r.untried);
   return line + fmt::format("; recall {:.1f}%", 100.0 * r.recall());
@@ -80,12 +82,14 @@ nlohmann::ordered_json reportJson(const props::MissedReport &r, const std::strin
   j["kept"] = r.kept;
   j["missed"] = r.missed;
   j["unobserved"] = r.unobserved;
+  j["unexercised"] = r.unexercised;
   j["necessary"] = r.necessary;
   j["inconclusive"] = r.inconclusive;
   j["reserved"] = r.reserved;
   j["untried"] = r.untried;
   j["capped"] = r.capped;
   j["deleted_unobserved"] = r.deletedUnobserved;
+  j["deleted_unexercised"] = r.deletedUnexercised;
   j["recall"] = r.recall();
   j["recall_all"] = r.recallAll();
   j["missed_by_rule"] = r.missedByRule;
@@ -188,7 +192,9 @@ void registerMissed(CLI::App &app, CommandContext &ctx) {
       "copy's input, its orderings are carried over, and reader-before-writer control edges are "
       "added while they repair a race without closing a cycle; the oracle then checks the result "
       "against the original. Lines: 'removable' (a missed optimization, with the edges added), "
-      "'unobserved' (removable dead code, not counted as missed), 'necessary: KIND: MESSAGE', "
+      "'unobserved' (removable dead code, not counted as missed), 'unexercised' (removable on "
+      "the checked states, but the copy's branch or loop body never ran on them; not counted "
+      "as missed), 'necessary: KIND: MESSAGE', "
       "'inconclusive', 'reserved'. Exit status: 0 nothing missed, 1 "
       "something is missed (a finding), 2 bad input (unparsable or invalid original), 3 nothing "
       "missed but some answers were inconclusive.");
