@@ -209,6 +209,13 @@ private:
   /// lives there). nullopt when a loop body's Data is involved, a link is
   /// missing or the expansion budget runs out.
   std::optional<std::vector<SourceTrace>> resolveControlFlow(const SourceTrace &trace);
+  /// The byte size of the buffer a trace really ends at, following control
+  /// flow the way the memory plan binds it (semantics.md §1): a subgraph Data
+  /// is its holder's input, a While output its input, an If/Case output any
+  /// branch's result (or the output's own buffer when a branch leaves it
+  /// unbound); an unconnected slot gives the declared size. nullopt when the
+  /// possible buffers differ in size or the walk is cut off.
+  std::optional<uint64_t> realBytes(const SourceTrace &trace);
   /// Identity of the buffer a (non-control-flow) trace ends at.
   using BufferKey = std::tuple<int, GraphId, NodeId, uint32_t, std::string>;
   BufferKey bufferKey(const SourceTrace &trace) const;
@@ -497,9 +504,17 @@ Verdict TensorMoveDeleter::decideByDesign(NodeRef t) {
   // resize, not a redundant copy: consumers would read a different number of
   // bytes after relinking. The buffer is the traced source's (a ref or view
   // output declares its own description but shares its input's memory).
+  // The reference scope compares with the description where the trace
+  // stops; the extensions follow control flow to the buffers really bound
+  // (a branch or loop Data declares its own description, but is its
+  // holder's input).
   if (!trace.steps.empty()) {
     const TraceStep &src = trace.steps.back();
-    if (outputBytes(tm, 0) != outputBytes(m_.graph(src.graph).node(src.port.node), src.port.index))
+    std::optional<uint64_t> bytes =
+        opts_.conservative || trace.kind != SourceKind::ControlFlow
+            ? outputBytes(m_.graph(src.graph).node(src.port.node), src.port.index)
+            : realBytes(trace);
+    if (outputBytes(tm, 0) != bytes)
       return keepFor("tensor-desc-mismatch",
                      "its output tensor description differs in size from its input's");
   }
@@ -644,6 +659,74 @@ TensorMoveDeleter::resolveControlFlow(const SourceTrace &trace) {
     }
   }
   return ends;
+}
+
+std::optional<uint64_t> TensorMoveDeleter::realBytes(const SourceTrace &trace) {
+  constexpr size_t kMaxExpansions = 64; // as resolveControlFlow
+  std::optional<uint64_t> size;
+  auto agree = [&](std::optional<uint64_t> bytes) {
+    if (!bytes || (size && *size != *bytes))
+      return false;
+    size = bytes;
+    return true;
+  };
+  std::vector<SourceTrace> work{trace};
+  size_t expansions = 0;
+  while (!work.empty()) {
+    SourceTrace tr = std::move(work.back());
+    work.pop_back();
+    if (tr.kind == SourceKind::None || tr.steps.empty() || ++expansions > kMaxExpansions)
+      return std::nullopt;
+    const TraceStep &end = tr.steps.back();
+    const Graph &graph = m_.graph(end.graph);
+    const Node &n = graph.node(end.port.node);
+    std::optional<uint64_t> declared = outputBytes(n, end.port.index);
+    if (tr.kind != SourceKind::ControlFlow) {
+      if (!agree(declared))
+        return std::nullopt;
+      continue;
+    }
+    if (opKind(n) == OpKind::DataSource) {
+      if (graph.parentNode == kNoNode)
+        return std::nullopt;
+      const Node &holder = m_.graph(graph.parentGraph).node(graph.parentNode);
+      auto p = n.intAttr("_parent_node_index");
+      if (!p || *p < 0 || *p >= int64_t(holder.inputs.size()))
+        return std::nullopt;
+      if (!holder.inputs[size_t(*p)]) {
+        if (!agree(declared))
+          return std::nullopt;
+        continue;
+      }
+      work.push_back(
+          traceSource(m_, index_, graph.parentGraph, *holder.inputs[size_t(*p)], maxTraceSteps_));
+      continue;
+    }
+    if (opKind(n) == OpKind::While) {
+      if (end.port.index >= n.inputs.size() || !n.inputs[end.port.index]) {
+        if (!agree(declared))
+          return std::nullopt;
+        continue;
+      }
+      work.push_back(traceSource(m_, index_, end.graph, *n.inputs[end.port.index], maxTraceSteps_));
+      continue;
+    }
+    if ((opKind(n) != OpKind::If && opKind(n) != OpKind::Case) || n.subgraphs.empty())
+      return std::nullopt;
+    for (GraphId sub : n.subgraphs) {
+      NodeId out = index_.netOutput(sub);
+      auto slots = index_.resultSlots(sub, end.port.index);
+      const Node *netOut = out == kNoNode ? nullptr : &m_.graph(sub).node(out);
+      if (!netOut || slots.size() != 1 || slots[0] >= netOut->inputs.size() ||
+          !netOut->inputs[slots[0]]) {
+        if (!agree(declared)) // the output's own, zero-filled buffer
+          return std::nullopt;
+        continue;
+      }
+      work.push_back(traceSource(m_, index_, sub, *netOut->inputs[slots[0]], maxTraceSteps_));
+    }
+  }
+  return size;
 }
 
 TensorMoveDeleter::BufferKey TensorMoveDeleter::bufferKey(const SourceTrace &trace) const {
@@ -995,8 +1078,9 @@ std::optional<Verdict> TensorMoveDeleter::tryLoopVariable(NodeRef t, const Verdi
   if (opKind(loop) != OpKind::While || !p || *p < 0 || *p >= int64_t(loop.inputs.size()) ||
       !loop.inputs[size_t(*p)])
     return std::nullopt;
-  // The copy must not resize: compare with the Data's description and with
-  // the buffer really bound to the loop variable (the While input's source).
+  // The copy must not resize: compare with the buffer really bound to the
+  // loop variable (the While input's source; the Data's own description
+  // does not size anything, semantics.md §1).
   const Node &tm = m_.graph(t.graph).node(t.node);
   SourceTrace outer =
       traceSource(m_, index_, bodyGraph.parentGraph, *loop.inputs[size_t(*p)], maxTraceSteps_);
@@ -1008,8 +1092,6 @@ std::optional<Verdict> TensorMoveDeleter::tryLoopVariable(NodeRef t, const Verdi
   else if (outer.kind != SourceKind::None && !outer.steps.empty())
     reals = std::vector<SourceTrace>{outer};
   if (!reals || reals->empty())
-    return std::nullopt;
-  if (outputBytes(tm, 0) != outputBytes(data, end.port.index))
     return std::nullopt;
   for (const SourceTrace &r : *reals) {
     const TraceStep &real = r.steps.back();
