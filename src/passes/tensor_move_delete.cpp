@@ -175,7 +175,8 @@ private:
   bool insideGraph(NodeRef n, GraphId g) const;
   /// True when the copy's continuous-input consumers may read the source
   /// instead: no end is caller memory, a weight or a graph output.
-  bool continuousMergeAllowed(const std::vector<SourceTrace> &ends, const BufferUses &copy);
+  bool continuousMergeAllowed(NodeRef t, const std::vector<SourceTrace> &ends,
+                              const BufferUses &copy);
   /// Extension ext-loop-variable: a copy of a While's loop variable inside
   /// the loop, when nothing in the loop writes that variable.
   std::optional<Verdict> tryLoopVariable(NodeRef t, const Verdict &kept, SourceTrace trace);
@@ -239,8 +240,14 @@ private:
   /// copy inside If/Case/While holders, it is ordered before the holder,
   /// runs in another subgraph of it, or is outside a holder the copy's
   /// memory never leaves.
+  /// A path of data or control edges leads from `from` to `to` in graph `g`
+  /// without passing through a call: every step on it runs before the next
+  /// (a call orders only the nodes inside it that an edge reaches, and an
+  /// If/Case/While runs as one step). Searches at most kMaxOrderSearch nodes
+  /// placed between the two ends; false when the budget runs out.
+  bool orderedWithoutCalls(GraphId g, NodeId from, NodeId to);
   bool precedesCopy(NodeRef t, const SourceTrace &trace, NodeRef w,
-                    const BufferUses *copy = nullptr) const;
+                    const BufferUses *copy = nullptr);
   /// After a deletion merged a copy into the buffer(s) `ends`: the copy's
   /// accesses become the source's.
   void noteMerge(const std::vector<SourceTrace> &ends, const BufferUses &copy);
@@ -781,8 +788,47 @@ const TensorMoveDeleter::BufferFacts &TensorMoveDeleter::bufferFacts(const Sourc
   return facts_.emplace(key, std::move(f)).first->second;
 }
 
+bool TensorMoveDeleter::orderedWithoutCalls(GraphId g, NodeId from, NodeId to) {
+  constexpr size_t kMaxOrderSearch = 128; // nodes visited per question (cost bound)
+  const Graph &graph = m_.graph(g);
+  if (from == to || opKind(graph.node(from)) == OpKind::Call ||
+      opKind(graph.node(to)) == OpKind::Call)
+    return false;
+  OrderIndex &idx = order(g);
+  if (!idx.valid() || idx.position(from) >= idx.position(to))
+    return false;
+  uint32_t limit = idx.position(to);
+  std::vector<NodeId> stack{from}, seen{from};
+  while (!stack.empty()) {
+    NodeId n = stack.back();
+    stack.pop_back();
+    const Node &node = graph.node(n);
+    if (n != from && opKind(node) == OpKind::Call)
+      continue; // a path through a call orders nothing beyond it
+    auto visit = [&](NodeId next) {
+      if (next == to)
+        return true;
+      if (idx.position(next) < limit && std::find(seen.begin(), seen.end(), next) == seen.end()) {
+        seen.push_back(next);
+        stack.push_back(next);
+      }
+      return false;
+    };
+    for (NodeId c : node.ctrlOut)
+      if (visit(c))
+        return true;
+    for (const std::vector<InPort> &outs : node.consumers)
+      for (InPort c : outs)
+        if (visit(c.node))
+          return true;
+    if (seen.size() > kMaxOrderSearch)
+      return false;
+  }
+  return false;
+}
+
 bool TensorMoveDeleter::precedesCopy(NodeRef t, const SourceTrace &trace, NodeRef w,
-                                     const BufferUses *copy) const {
+                                     const BufferUses *copy) {
   // The copy and every If/Case/While holding it, innermost first: a holder
   // runs as one step, so whatever is ordered before it runs before the copy.
   // A call is transparent (semantics.md §2): a path through it proves
@@ -832,7 +878,8 @@ bool TensorMoveDeleter::precedesCopy(NodeRef t, const SourceTrace &trace, NodeRe
       // result) are not excused.
       return liftedFrom != kNoGraph;
     }
-    if (directlyOrdered(m_.graph(holder.graph), w.node, holder.node))
+    if (directlyOrdered(m_.graph(holder.graph), w.node, holder.node) ||
+        orderedWithoutCalls(holder.graph, w.node, holder.node))
       return true;
     // A writer outside the holder runs before or after the whole step. When
     // the copy's memory does not leave the holder (no result of it that
@@ -853,7 +900,13 @@ bool TensorMoveDeleter::precedesCopy(NodeRef t, const SourceTrace &trace, NodeRe
   if (tg.parentNode != kNoNode && !isControlFlow(m_.graph(tg.parentGraph).node(tg.parentNode)))
     for (InPort c : tg.node(t.node).consumers[0])
       resultConsumer = resultConsumer || opKind(tg.node(c.node)) == OpKind::NetOutput;
-  if (!resultConsumer && directlyOrdered(tg, w.node, t.node))
+  if (!resultConsumer &&
+      (directlyOrdered(tg, w.node, t.node) || orderedWithoutCalls(t.graph, w.node, t.node)))
+    return true;
+  // The readers outside a call follow the node feeding its NetOutput, which
+  // after the deletion is the producer: a path to the producer orders them.
+  if (resultConsumer && tg.node(t.node).inputs[0] &&
+      orderedWithoutCalls(t.graph, w.node, tg.node(t.node).inputs[0]->node))
     return true;
   // On the trace path: each step feeds the next by a data edge, the first
   // feeds the TensorMove.
@@ -938,21 +991,41 @@ bool TensorMoveDeleter::insideGraph(NodeRef n, GraphId g) const {
   return false;
 }
 
-bool TensorMoveDeleter::continuousMergeAllowed(const std::vector<SourceTrace> &ends,
+bool TensorMoveDeleter::continuousMergeAllowed(NodeRef t, const std::vector<SourceTrace> &ends,
                                                const BufferUses &copy) {
   // semantics.md §6: an input of a continuous op conflicts only with a
   // caller-owned user input, a weight or a graph output. A fresh buffer or a
   // variable that is no graph output may become one; merging buffers can
   // only make a continuous op's inputs more alike, never lose its exemption.
-  if (!copy.rootOutputs.empty())
+  auto fresh = [&] {
+    if (!copy.rootOutputs.empty())
+      return false;
+    for (const SourceTrace &end : ends) {
+      if (end.kind != SourceKind::Ordinary && end.kind != SourceKind::Variable &&
+          end.kind != SourceKind::VariableRef)
+        return false;
+      const BufferFacts &f = bufferFacts(end);
+      if (f.overBudget || !f.rootOutputs.empty())
+        return false;
+    }
+    return true;
+  };
+  if (fresh())
+    return true;
+  // Otherwise only when the merge leaves each continuous op with every input
+  // on one and the same buffer, which §6 exempts: each input is the copy or
+  // the very port the copy reads, in the copy's graph, and that port is one
+  // buffer (not a result chosen at run time).
+  if (ends.size() != 1 || copy.continuousUsers.empty())
     return false;
-  for (const SourceTrace &end : ends) {
-    if (end.kind != SourceKind::Ordinary && end.kind != SourceKind::Variable &&
-        end.kind != SourceKind::VariableRef)
+  for (NodeRef user : copy.continuousUsers) {
+    if (user.graph != t.graph)
       return false;
-    const BufferFacts &f = bufferFacts(end);
-    if (f.overBudget || !f.rootOutputs.empty())
-      return false;
+    const Node &n = m_.graph(user.graph).node(user.node);
+    const Node &tm = m_.graph(t.graph).node(t.node);
+    for (const auto &in : n.inputs)
+      if (!in || (*in != OutPort{t.node, 0} && *in != *tm.inputs[0]))
+        return false;
   }
   return true;
 }
@@ -991,7 +1064,7 @@ std::optional<Verdict> TensorMoveDeleter::tryReadOnlyMemory(NodeRef t, const Ver
   const BufferUses &copy = tensorMoveUses(t);
   if (!copy.overBudget && !effectiveWriters(copy, ends->size() == 1).empty())
     return tryWrittenCopy(t, kept, std::move(trace), std::move(*ends));
-  if (copy.overBudget || (!copy.continuousUsers.empty() && !continuousMergeAllowed(*ends, copy)))
+  if (copy.overBudget || (!copy.continuousUsers.empty() && !continuousMergeAllowed(t, *ends, copy)))
     return std::nullopt;
   // A copy reaching graph outputs may merge into a fresh buffer nobody can
   // observe, or into a user input whose sharing with those outputs the
@@ -1214,7 +1287,7 @@ TensorMoveDeleter::orderBefore(const std::vector<NodeRef> &firsts,
       if (reaches(gid, b, a))
         return std::nullopt; // already the other way round
       std::tuple<GraphId, NodeId, NodeId> e{gid, a, b};
-      if (directlyOrdered(g, a, b) ||
+      if (directlyOrdered(g, a, b) || orderedWithoutCalls(gid, a, b) ||
           std::find(out.edges.begin(), out.edges.end(), e) != out.edges.end())
         continue;
       if (out.edges.size() == kMaxEdges)
@@ -1242,7 +1315,8 @@ TensorMoveDeleter::orderReadersBeforeWriters(NodeRef t, const std::vector<NodeRe
     return std::nullopt;
   std::vector<NodeRef> readers;
   for (const SlotRef &s : visited)
-    readers.push_back({s.graph, s.slot.node});
+    if (opKind(m_.graph(s.graph).node(s.slot.node)) != OpKind::Call) // as in tryWrittenCopy
+      readers.push_back({s.graph, s.slot.node});
   return orderBefore(readers, late);
 }
 
@@ -1263,7 +1337,7 @@ std::optional<Verdict> TensorMoveDeleter::tryWrittenCopy(NodeRef t, const Verdic
   const BufferUses &copy = tensorMoveUses(t);
   std::vector<NodeRef> copyWriters = effectiveWriters(copy, ends.size() == 1);
   if (copy.overBudget || copyWriters.empty() || copyWriters.size() > kMaxWriters ||
-      (!copy.continuousUsers.empty() && !continuousMergeAllowed(ends, copy)))
+      (!copy.continuousUsers.empty() && !continuousMergeAllowed(t, ends, copy)))
     return std::nullopt;
   std::vector<NodeRef> others; // accesses of S that may follow the copy
   for (const SourceTrace &end : ends) {
@@ -1299,7 +1373,10 @@ std::optional<Verdict> TensorMoveDeleter::tryWrittenCopy(NodeRef t, const Verdic
       return std::nullopt;
     for (const SlotRef &s : visited) {
       NodeRef n{s.graph, s.slot.node};
-      if (n == t || precedesCopy(t, trace, n))
+      // A call accesses nothing itself: the nodes of its body that read the
+      // memory are visited in their own right (semantics.md §2).
+      if (n == t || opKind(m_.graph(n.graph).node(n.node)) == OpKind::Call ||
+          precedesCopy(t, trace, n))
         continue;
       if (std::find(others.begin(), others.end(), n) == others.end())
         others.push_back(n);
