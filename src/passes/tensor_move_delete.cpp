@@ -246,6 +246,15 @@ private:
   /// If/Case/While runs as one step). Searches at most kMaxOrderSearch nodes
   /// placed between the two ends; false when the budget runs out.
   bool orderedWithoutCalls(GraphId g, NodeId from, NodeId to);
+  /// For a writer inside call `call` (nested at any depth): a control edge
+  /// from a call holding it leads to one of `holders` (by a path without
+  /// calls), which orders every node inside before it.
+  bool calledBefore(NodeRef call, const std::vector<NodeRef> &holders);
+  /// `w` is a node of the copy's trace path (through call boundaries too).
+  bool onTracePath(const SourceTrace &trace, NodeRef w) const;
+  /// The copy feeds its subgraph's NetOutput, and that subgraph is a call
+  /// body: the result stands for readers outside the call.
+  bool feedsCallResult(NodeRef t) const;
   bool precedesCopy(NodeRef t, const SourceTrace &trace, NodeRef w,
                     const BufferUses *copy = nullptr);
   /// After a deletion merged a copy into the buffer(s) `ends`: the copy's
@@ -846,6 +855,7 @@ bool TensorMoveDeleter::precedesCopy(NodeRef t, const SourceTrace &trace, NodeRe
   }
   // Lift the writer through control-flow holders until it shares a graph
   // with the copy or one of its holders.
+  const NodeRef writer = w;
   GraphId liftedFrom = kNoGraph; // the subgraph the writer was last lifted out of
   size_t level = holders.size();
   for (size_t depth = 0; level == holders.size(); ++depth) {
@@ -859,8 +869,13 @@ bool TensorMoveDeleter::precedesCopy(NodeRef t, const SourceTrace &trace, NodeRe
       return false;
     liftedFrom = w.graph;
     w = {wg.parentGraph, wg.parentNode};
-    if (!isControlFlow(m_.graph(w.graph).node(w.node)))
-      return false;
+    if (!isControlFlow(m_.graph(w.graph).node(w.node))) {
+      // An edge onto the copy itself orders nothing for readers outside a
+      // call it feeds a result of (see below).
+      if (feedsCallResult(t))
+        holders.erase(holders.begin());
+      return calledBefore(w, holders) || (!opts_.conservative && onTracePath(trace, writer));
+    }
   }
   if (level > 0) {
     // Extension ext-readonly-control-flow: the writer is outside the
@@ -896,10 +911,7 @@ bool TensorMoveDeleter::precedesCopy(NodeRef t, const SourceTrace &trace, NodeRe
   // (A result of If/Case/While is read only after the whole step, so there
   // the edge does order it.)
   const Graph &tg = m_.graph(t.graph);
-  bool resultConsumer = false;
-  if (tg.parentNode != kNoNode && !isControlFlow(m_.graph(tg.parentGraph).node(tg.parentNode)))
-    for (InPort c : tg.node(t.node).consumers[0])
-      resultConsumer = resultConsumer || opKind(tg.node(c.node)) == OpKind::NetOutput;
+  bool resultConsumer = feedsCallResult(t);
   if (!resultConsumer &&
       (directlyOrdered(tg, w.node, t.node) || orderedWithoutCalls(t.graph, w.node, t.node)))
     return true;
@@ -910,11 +922,58 @@ bool TensorMoveDeleter::precedesCopy(NodeRef t, const SourceTrace &trace, NodeRe
     return true;
   // On the trace path: each step feeds the next by a data edge, the first
   // feeds the TensorMove.
+  if (!opts_.conservative)
+    return onTracePath(trace, w);
   for (const TraceStep &step : trace.steps) {
     if (step.graph != t.graph || opKind(m_.graph(t.graph).node(step.port.node)) == OpKind::Call)
       return false;
     if (step.port.node == w.node)
       return true;
+  }
+  return false;
+}
+
+bool TensorMoveDeleter::onTracePath(const SourceTrace &trace, NodeRef w) const {
+  // Extension: a step inside a call feeds the next through the call's
+  // boundary (its result or its input, semantics.md §2), which orders
+  // producer before consumer as a data edge does; the call is no step.
+  for (const TraceStep &step : trace.steps)
+    if (step.graph == w.graph && step.port.node == w.node)
+      return opKind(m_.graph(w.graph).node(w.node)) != OpKind::Call;
+  return false;
+}
+
+bool TensorMoveDeleter::feedsCallResult(NodeRef t) const {
+  const Graph &tg = m_.graph(t.graph);
+  if (tg.parentNode == kNoNode || isControlFlow(m_.graph(tg.parentGraph).node(tg.parentNode)))
+    return false;
+  for (InPort c : tg.node(t.node).consumers[0])
+    if (opKind(tg.node(c.node)) == OpKind::NetOutput)
+      return true;
+  return false;
+}
+
+bool TensorMoveDeleter::calledBefore(NodeRef call, const std::vector<NodeRef> &holders) {
+  // A writer inside a call (at any depth): a control edge from the call
+  // applies to every node inside it (semantics.md §2), so the writer runs
+  // before whatever that edge's target runs before.
+  constexpr size_t kMaxDepth = 64; // nesting followed (cost bound)
+  for (size_t depth = 0; depth < kMaxDepth; ++depth) {
+    const Node &c = m_.graph(call.graph).node(call.node);
+    if (opKind(c) != OpKind::Call)
+      return false;
+    for (const NodeRef &h : holders) {
+      if (h.graph != call.graph)
+        continue;
+      for (NodeId x : c.ctrlOut)
+        if (x == h.node || orderedWithoutCalls(h.graph, x, h.node))
+          return true;
+      return false;
+    }
+    const Graph &cg = m_.graph(call.graph);
+    if (cg.parentNode == kNoNode || cg.parentGraph == kNoGraph)
+      return false;
+    call = {cg.parentGraph, cg.parentNode};
   }
   return false;
 }
