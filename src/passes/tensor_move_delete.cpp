@@ -250,6 +250,14 @@ private:
   /// from a call holding it leads to one of `holders` (by a path without
   /// calls), which orders every node inside before it.
   bool calledBefore(NodeRef call, const std::vector<NodeRef> &holders);
+  /// Nothing `n` computes can be observed: it writes nothing in place (no
+  /// ref output, scribble or variable binding), is an ordinary op or a copy,
+  /// and every consumer of its outputs is dead too (a NetOutput, call or
+  /// control-flow consumer is not). Searches at most kMaxDeadSearch nodes;
+  /// false when the budget runs out. Deleting copies never changes the
+  /// answer: a deleted copy's consumers move to its producer, and both were
+  /// dead or both live.
+  bool isDead(NodeRef n);
   /// `w` is a node of the copy's trace path (through call boundaries too).
   bool onTracePath(const SourceTrace &trace, NodeRef w) const;
   /// The copy feeds its subgraph's NetOutput, and that subgraph is a call
@@ -284,6 +292,8 @@ private:
   const TensorMoveDeleteOptions &opts_;
   ModuleIndex index_;
   std::vector<std::unique_ptr<OrderIndex>> orders_;
+  /// Per graph and node: 0 not known yet, 1 dead, 2 live (see isDead).
+  std::vector<std::vector<uint8_t>> dead_;
   std::vector<std::optional<std::vector<NodeId>>> topo_;
   size_t maxTraceSteps_ = 0;
   TensorMoveDeleteStats stats_;
@@ -953,6 +963,56 @@ bool TensorMoveDeleter::feedsCallResult(NodeRef t) const {
   return false;
 }
 
+bool TensorMoveDeleter::isDead(NodeRef n) {
+  constexpr size_t kMaxDeadSearch = 256; // nodes examined per question (cost bound)
+  const Graph &g = m_.graph(n.graph);
+  if (dead_.size() < m_.numGraphs())
+    dead_.resize(m_.numGraphs());
+  std::vector<uint8_t> &memo = dead_[n.graph];
+  if (memo.size() < g.capacity())
+    memo.resize(g.capacity(), 0);
+  auto candidate = [&](const Node &node) {
+    OpKind k = opKind(node);
+    if ((k != OpKind::Ordinary && k != OpKind::Copy) || isInputMutable(node) ||
+        !refWrittenInputs(node).empty())
+      return false;
+    for (uint32_t out = 0; out < node.numOutputs; ++out)
+      if (refVarSrcName(node, out))
+        return false;
+    return true;
+  };
+  // Post-order over consumers (the graph is acyclic when this is asked).
+  std::vector<std::pair<NodeId, bool>> stack{{n.node, false}};
+  size_t examined = 0;
+  while (!stack.empty()) {
+    auto [x, expanded] = stack.back();
+    stack.pop_back();
+    if (memo[x] != 0)
+      continue;
+    const Node &node = g.node(x);
+    if (!expanded) {
+      if (!candidate(node)) {
+        memo[x] = 2;
+        continue;
+      }
+      if (++examined > kMaxDeadSearch)
+        return false;
+      stack.push_back({x, true});
+      for (const std::vector<InPort> &outs : node.consumers)
+        for (InPort c : outs)
+          if (memo[c.node] == 0)
+            stack.push_back({c.node, false});
+      continue;
+    }
+    bool dead = true;
+    for (const std::vector<InPort> &outs : node.consumers)
+      for (InPort c : outs)
+        dead = dead && memo[c.node] == 1;
+    memo[x] = dead ? 1 : 2;
+  }
+  return memo[n.node] == 1;
+}
+
 bool TensorMoveDeleter::calledBefore(NodeRef call, const std::vector<NodeRef> &holders) {
   // A writer inside a call (at any depth): a control edge from the call
   // applies to every node inside it (semantics.md §2), so the writer runs
@@ -1343,8 +1403,16 @@ TensorMoveDeleter::orderBefore(const std::vector<NodeRef> &firsts,
           return std::nullopt;
         continue;
       }
-      if (reaches(gid, b, a))
-        return std::nullopt; // already the other way round
+      if (reaches(gid, b, a)) {
+        // Already the other way round: the reader sees the writer's bytes
+        // after the deletion, which matters unless nobody can observe what
+        // it computes. (A path from a call orders nothing inside it before
+        // the reader: then the two would race.)
+        if (i == 0 && opKind(g.node(b)) != OpKind::Call &&
+            (directlyOrdered(g, b, a) || orderedWithoutCalls(gid, b, a)) && isDead({gid, a}))
+          continue;
+        return std::nullopt;
+      }
       std::tuple<GraphId, NodeId, NodeId> e{gid, a, b};
       if (directlyOrdered(g, a, b) || orderedWithoutCalls(gid, a, b) ||
           std::find(out.edges.begin(), out.edges.end(), e) != out.edges.end())
