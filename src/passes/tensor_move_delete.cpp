@@ -263,6 +263,10 @@ private:
   /// The copy feeds its subgraph's NetOutput, and that subgraph is a call
   /// body: the result stands for readers outside the call.
   bool feedsCallResult(NodeRef t) const;
+  /// A call holding the copy (at any depth) has a control edge from the
+  /// writer, or from a node the writer is ordered before (a path without
+  /// calls), in the writer's graph.
+  bool beforeEnclosingCall(NodeRef t, NodeRef w);
   bool precedesCopy(NodeRef t, const SourceTrace &trace, NodeRef w,
                     const BufferUses *copy = nullptr);
   /// After a deletion merged a copy into the buffer(s) `ends`: the copy's
@@ -459,7 +463,7 @@ std::string TensorMoveDeleter::describeSource(const SourceTrace &t) const {
       const TraceStep &step = t.steps[i];
       via.push_back(describe(step.graph, step.port.node));
       if (m_.graph(step.graph).node(step.port.node).numOutputs > 1)
-        via.back() += ":" + std::to_string(step.port.index);
+        via.back().append(":").append(std::to_string(step.port.index));
     }
     s += " via " + joinLimited(via, 8);
   }
@@ -865,6 +869,8 @@ bool TensorMoveDeleter::precedesCopy(NodeRef t, const SourceTrace &trace, NodeRe
   }
   // Lift the writer through control-flow holders until it shares a graph
   // with the copy or one of its holders.
+  if (!opts_.conservative && beforeEnclosingCall(t, w))
+    return true;
   const NodeRef writer = w;
   GraphId liftedFrom = kNoGraph; // the subgraph the writer was last lifted out of
   size_t level = holders.size();
@@ -953,13 +959,68 @@ bool TensorMoveDeleter::onTracePath(const SourceTrace &trace, NodeRef w) const {
   return false;
 }
 
+bool TensorMoveDeleter::beforeEnclosingCall(NodeRef t, NodeRef w) {
+  // A control edge into a call applies to every node inside it (semantics.md
+  // §2): a writer ordered before such an edge runs before the copy.
+  constexpr size_t kMaxDepth = 64; // nesting followed (cost bound)
+  GraphId g = t.graph;
+  for (size_t depth = 0; depth < kMaxDepth; ++depth) {
+    const Graph &graph = m_.graph(g);
+    if (graph.parentNode == kNoNode || graph.parentGraph == kNoGraph)
+      return false;
+    NodeRef holder{graph.parentGraph, graph.parentNode};
+    const Node &h = m_.graph(holder.graph).node(holder.node);
+    if (holder.graph == w.graph) {
+      if (opKind(h) != OpKind::Call)
+        return false; // control flow: the lifting in precedesCopy decides
+      for (NodeId x : h.ctrlIn)
+        if (x == w.node || orderedWithoutCalls(w.graph, w.node, x))
+          return true;
+      return false;
+    }
+    g = holder.graph;
+  }
+  return false;
+}
+
 bool TensorMoveDeleter::feedsCallResult(NodeRef t) const {
   const Graph &tg = m_.graph(t.graph);
   if (tg.parentNode == kNoNode || isControlFlow(m_.graph(tg.parentGraph).node(tg.parentNode)))
     return false;
+  if (opts_.conservative) {
+    for (InPort c : tg.node(t.node).consumers[0])
+      if (opKind(tg.node(c.node)) == OpKind::NetOutput)
+        return true;
+    return false;
+  }
+  // Extension: a result that reaches only the root NetOutput (through the
+  // results of enclosing calls) is read when the whole run is done, after
+  // every writer: no reader outside needs an order.
+  constexpr size_t kMaxResults = 64; // result slots followed (cost bound)
+  std::vector<std::pair<GraphId, InPort>> work; // NetOutput slots carrying the copy
   for (InPort c : tg.node(t.node).consumers[0])
     if (opKind(tg.node(c.node)) == OpKind::NetOutput)
+      work.push_back({t.graph, c});
+  for (size_t seen = 0; !work.empty(); ++seen) {
+    if (seen >= kMaxResults)
       return true;
+    auto [g, slot] = work.back();
+    work.pop_back();
+    const Graph &graph = m_.graph(g);
+    if (graph.parentNode == kNoNode || graph.parentGraph == kNoGraph)
+      continue; // the root NetOutput: observed at the end
+    const Node &holder = m_.graph(graph.parentGraph).node(graph.parentNode);
+    if (isControlFlow(holder))
+      return true;
+    auto j = graph.node(slot.node).intAttr(Node::portKey(false, slot.index, "_parent_node_index"));
+    if (!j || *j < 0 || *j >= int64_t(holder.numOutputs))
+      continue; // no result: nobody outside reads it
+    for (InPort c : holder.consumers[size_t(*j)]) {
+      if (opKind(m_.graph(graph.parentGraph).node(c.node)) != OpKind::NetOutput)
+        return true;
+      work.push_back({graph.parentGraph, c});
+    }
+  }
   return false;
 }
 
@@ -1452,7 +1513,8 @@ std::optional<Verdict> TensorMoveDeleter::tryWrittenCopy(NodeRef t, const Verdic
                                                          std::vector<SourceTrace> ends) {
   // The copy's memory is written. After the deletion those writes land in
   // the source S. That is unobservable when S is a fresh buffer that no
-  // graph output, continuous-input op or caller can see, and after the copy
+  // graph output or caller can see (nor, if the copy is a graph output, a
+  // continuous-input op), and after the copy
   // nothing else uses S once the copy's writes begin: every writer of S
   // precedes the copy (so S holds the copy's bytes from the copy on, and
   // then changes exactly as the copy did), and every other access of S that
@@ -1489,7 +1551,10 @@ std::optional<Verdict> TensorMoveDeleter::tryWrittenCopy(NodeRef t, const Verdic
     if (!freshSource && !grantedInput)
       return std::nullopt;
     const BufferFacts &f = bufferFacts(end);
-    if (f.overBudget || !f.rootOutputs.empty() || f.continuous || f.writers.size() > kMaxWriters)
+    // S feeding a continuous-input op matters only when the merged buffer
+    // becomes a graph output (semantics.md §6); a fresh S stays fresh.
+    if (f.overBudget || !f.rootOutputs.empty() || (f.continuous && !copy.rootOutputs.empty()) ||
+        f.writers.size() > kMaxWriters)
       return std::nullopt;
     for (NodeRef w : effectiveWriters(f.writers, f.writerSlots))
       if (!precedesCopy(t, trace, w))
