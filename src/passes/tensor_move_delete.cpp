@@ -267,6 +267,8 @@ private:
   /// writer, or from a node the writer is ordered before (a path without
   /// calls), in the writer's graph.
   bool beforeEnclosingCall(NodeRef t, NodeRef w);
+  /// Every graph output in `outputs` takes the same port of the root graph.
+  bool onePort(const std::set<uint32_t> &outputs) const;
   bool precedesCopy(NodeRef t, const SourceTrace &trace, NodeRef w,
                     const BufferUses *copy = nullptr);
   /// After a deletion merged a copy into the buffer(s) `ends`: the copy's
@@ -959,6 +961,20 @@ bool TensorMoveDeleter::onTracePath(const SourceTrace &trace, NodeRef w) const {
   return false;
 }
 
+bool TensorMoveDeleter::onePort(const std::set<uint32_t> &outputs) const {
+  NodeId out = index_.netOutput(0);
+  if (out == kNoNode || outputs.empty())
+    return false;
+  const Node &n = m_.graph(0).node(out);
+  std::optional<OutPort> port;
+  for (uint32_t k : outputs) {
+    if (k >= n.inputs.size() || !n.inputs[k] || (port && *port != *n.inputs[k]))
+      return false;
+    port = n.inputs[k];
+  }
+  return true;
+}
+
 bool TensorMoveDeleter::beforeEnclosingCall(NodeRef t, NodeRef w) {
   // A control edge into a call applies to every node inside it (semantics.md
   // §2): a writer ordered before such an edge runs before the copy.
@@ -996,7 +1012,7 @@ bool TensorMoveDeleter::feedsCallResult(NodeRef t) const {
   // Extension: a result that reaches only the root NetOutput (through the
   // results of enclosing calls) is read when the whole run is done, after
   // every writer: no reader outside needs an order.
-  constexpr size_t kMaxResults = 64; // result slots followed (cost bound)
+  constexpr size_t kMaxResults = 64;            // result slots followed (cost bound)
   std::vector<std::pair<GraphId, InPort>> work; // NetOutput slots carrying the copy
   for (InPort c : tg.node(t.node).consumers[0])
     if (opKind(tg.node(c.node)) == OpKind::NetOutput)
@@ -1278,7 +1294,9 @@ std::optional<Verdict> TensorMoveDeleter::tryReadOnlyMemory(NodeRef t, const Ver
     // copy (one branch returns the copy, another the source) gains no alias.
     std::set<uint32_t> both = f.rootOutputs;
     both.insert(copy.rootOutputs.begin(), copy.rootOutputs.end());
-    bool sameOutput = end.kind == SourceKind::Ordinary && both.size() == 1;
+    // So are several graph outputs that all take the same port: they are one
+    // buffer in every run already.
+    bool sameOutput = end.kind == SourceKind::Ordinary && (both.size() == 1 || onePort(both));
     if (!copy.rootOutputs.empty() &&
         ((!f.rootOutputs.empty() && !granted && !sameOutput) || f.continuous))
       return std::nullopt;
