@@ -177,6 +177,11 @@ private:
   /// instead: no end is caller memory, a weight or a graph output.
   bool continuousMergeAllowed(NodeRef t, const std::vector<SourceTrace> &ends,
                               const BufferUses &copy);
+  /// After the copy's deletion every input of continuous-input op `user` is
+  /// on one buffer (semantics.md §6 exempts it): each is the copy or the very
+  /// port the copy reads, in the copy's graph. The caller checks that port
+  /// is one buffer.
+  bool exemptAfterMerge(NodeRef t, NodeRef user) const;
   /// Extension ext-loop-variable: a copy of a While's loop variable inside
   /// the loop, when nothing in the loop writes that variable.
   std::optional<Verdict> tryLoopVariable(NodeRef t, const Verdict &kept, SourceTrace trace);
@@ -1214,16 +1219,19 @@ bool TensorMoveDeleter::continuousMergeAllowed(NodeRef t, const std::vector<Sour
   // buffer (not a result chosen at run time).
   if (ends.size() != 1 || copy.continuousUsers.empty())
     return false;
-  for (NodeRef user : copy.continuousUsers) {
-    if (user.graph != t.graph)
+  return std::all_of(copy.continuousUsers.begin(), copy.continuousUsers.end(),
+                     [&](NodeRef user) { return exemptAfterMerge(t, user); });
+}
+
+bool TensorMoveDeleter::exemptAfterMerge(NodeRef t, NodeRef user) const {
+  if (user.graph != t.graph)
+    return false;
+  const Node &n = m_.graph(user.graph).node(user.node);
+  const Node &tm = m_.graph(t.graph).node(t.node);
+  for (const auto &in : n.inputs)
+    if (!in || (*in != OutPort{t.node, 0} && *in != *tm.inputs[0]))
       return false;
-    const Node &n = m_.graph(user.graph).node(user.node);
-    const Node &tm = m_.graph(t.graph).node(t.node);
-    for (const auto &in : n.inputs)
-      if (!in || (*in != OutPort{t.node, 0} && *in != *tm.inputs[0]))
-        return false;
-  }
-  return true;
+  return !n.inputs.empty();
 }
 
 std::optional<Verdict> TensorMoveDeleter::tryReadOnlyMemory(NodeRef t, const Verdict &kept) {
@@ -1379,8 +1387,12 @@ std::optional<Verdict> TensorMoveDeleter::tryLoopVariable(NodeRef t, const Verdi
   // variables, the same in both graphs. Inside, it must be read only.
   const BufferUses &copy = tensorMoveUses(t);
   std::vector<NodeRef> copyWriters = effectiveWriters(copy, reals->size() == 1);
+  // (A continuous-input op all of whose inputs become L, one buffer, is
+  // exempt: semantics.md §6.)
   if (copy.overBudget || std::any_of(copyWriters.begin(), copyWriters.end(), inSubgraph) ||
-      std::any_of(copy.continuousUsers.begin(), copy.continuousUsers.end(), inSubgraph))
+      std::any_of(copy.continuousUsers.begin(), copy.continuousUsers.end(), [&](NodeRef n) {
+        return inSubgraph(n) && !(reals->size() == 1 && exemptAfterMerge(t, n));
+      }))
     return std::nullopt;
   // Only the copy's own subgraph (cond or body) matters: the other one runs
   // before or after the whole of it, and the copy's memory leaves it only as
@@ -1641,7 +1653,8 @@ std::optional<Verdict> TensorMoveDeleter::tryLoopWriteBack(NodeRef t, const Verd
     return std::nullopt;
   SourceTrace result =
       traceSource(m_, index_, t.graph, *body.node(netOut).inputs[slots[0]], maxTraceSteps_);
-  if (result.kind != SourceKind::Ordinary || result.refOnPath || result.steps.empty() ||
+  // (A ref output on the way writes the copy's memory: one of its writers.)
+  if (result.kind != SourceKind::Ordinary || result.steps.empty() ||
       result.steps.back().graph != t.graph || result.steps.back().port != OutPort{t.node, 0})
     return std::nullopt;
   const Node &tm = body.node(t.node);
@@ -1651,18 +1664,20 @@ std::optional<Verdict> TensorMoveDeleter::tryLoopWriteBack(NodeRef t, const Verd
       outer.steps.empty())
     return std::nullopt;
   const TraceStep &real = outer.steps.back();
-  if (outputBytes(tm, 0) != outputBytes(data, end.port.index) ||
-      outputBytes(tm, 0) != outputBytes(m_.graph(real.graph).node(real.port.node), real.port.index))
-    return std::nullopt;
+  if (outputBytes(tm, 0) != outputBytes(m_.graph(real.graph).node(real.port.node), real.port.index))
+    return std::nullopt; // (the Data's own description sizes nothing: semantics.md §1)
   auto inBody = [&](NodeRef n) { return insideGraph(n, t.graph); };
   // The copy's memory leaves the body only as results, which the
   // write-back copies into loop variables (the While's outputs are its
   // inputs): graph outputs and accesses reached that way see the loop
   // variables, the same in both graphs. In the body it must feed no
-  // continuous-input op (L may be caller memory or a graph output).
+  // continuous-input op (L may be caller memory or a graph output), unless
+  // all of that op's inputs become L (one buffer: `outer` is no control
+  // flow), which §6 exempts.
   const BufferUses &copy = tensorMoveUses(t);
-  if (copy.overBudget || std::any_of(copy.continuousUsers.begin(), copy.continuousUsers.end(),
-                                     [&](NodeRef n) { return inBody(n); }))
+  if (copy.overBudget ||
+      std::any_of(copy.continuousUsers.begin(), copy.continuousUsers.end(),
+                  [&](NodeRef n) { return inBody(n) && !exemptAfterMerge(t, n); }))
     return std::nullopt;
   std::vector<NodeRef> copyWriters;
   for (NodeRef w : effectiveWriters(copy))
