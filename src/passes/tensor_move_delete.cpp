@@ -1213,14 +1213,49 @@ bool TensorMoveDeleter::continuousMergeAllowed(NodeRef t, const std::vector<Sour
   };
   if (fresh())
     return true;
+  // A copy that is a graph output and feeds continuous-input ops conflicts
+  // with each of them in the original already (§6: graph output and input
+  // of a continuous op); a fresh source that feeds no continuous-input op
+  // itself brings no conflict of its own (its graph outputs are checked by
+  // the caller).
+  // One source buffer: an op exempt for having all inputs on the copy stays
+  // exempt (a source chosen at run time is several buffers, and loses it:
+  // found by graphvet fuzz --seed 1 --missed during development).
+  auto alreadyConflicting = [&] {
+    if (copy.rootOutputs.empty() || ends.size() != 1)
+      return false;
+    for (const SourceTrace &end : ends) {
+      if (end.kind != SourceKind::Ordinary)
+        return false;
+      const BufferFacts &f = bufferFacts(end);
+      if (f.overBudget || f.continuous)
+        return false;
+    }
+    return true;
+  };
+  if (alreadyConflicting())
+    return true;
   // Otherwise only when the merge leaves each continuous op with every input
   // on one and the same buffer, which §6 exempts: each input is the copy or
   // the very port the copy reads, in the copy's graph, and that port is one
   // buffer (not a result chosen at run time).
   if (ends.size() != 1 || copy.continuousUsers.empty())
     return false;
-  return std::all_of(copy.continuousUsers.begin(), copy.continuousUsers.end(),
-                     [&](NodeRef user) { return exemptAfterMerge(t, user); });
+  // Or the op already takes the copy's source port itself: whatever layout
+  // conflict that buffer has with the op, the original has it too (the
+  // conflict is per buffer and op; the copy's own buffer was fresh).
+  const Node &tm = m_.graph(t.graph).node(t.node);
+  auto alreadyReadsSource = [&](NodeRef user) {
+    if (user.graph != t.graph)
+      return false;
+    const Node &n = m_.graph(user.graph).node(user.node);
+    return std::any_of(n.inputs.begin(), n.inputs.end(), [&](const std::optional<OutPort> &in) {
+      return in && *in == *tm.inputs[0];
+    });
+  };
+  return std::all_of(copy.continuousUsers.begin(), copy.continuousUsers.end(), [&](NodeRef user) {
+    return exemptAfterMerge(t, user) || alreadyReadsSource(user);
+  });
 }
 
 bool TensorMoveDeleter::exemptAfterMerge(NodeRef t, NodeRef user) const {
