@@ -235,6 +235,8 @@ private:
   };
   /// Cached per buffer; deletions keep the cache current through noteMerge.
   const BufferFacts &bufferFacts(const SourceTrace &trace);
+  /// Some op of `users` (continuous-input ops) is not exempt from §6.
+  bool anyNonExempt(const std::vector<NodeRef> &users);
   /// The input slots that read the buffer a trace ends at directly.
   std::vector<SlotRef> bufferSlots(const SourceTrace &trace) const;
   /// True when writer `w` cannot change the source between the TensorMove
@@ -804,6 +806,30 @@ std::vector<SlotRef> TensorMoveDeleter::bufferSlots(const SourceTrace &trace) co
   return slots;
 }
 
+bool TensorMoveDeleter::anyNonExempt(const std::vector<NodeRef> &users) {
+  // Exempt (semantics.md §6): every input is one and the same port of one
+  // buffer (no result chosen at run time). Merging buffers only makes
+  // inputs more alike, so an exempt op stays exempt. The reference scope
+  // counts every such op.
+  auto exempt = [&](NodeRef u) {
+    if (opts_.conservative)
+      return false;
+    const Node &n = m_.graph(u.graph).node(u.node);
+    if (n.inputs.empty() || !n.inputs[0])
+      return false;
+    for (const auto &in : n.inputs)
+      if (!in || *in != *n.inputs[0])
+        return false;
+    SourceTrace tr = traceSource(m_, index_, u.graph, *n.inputs[0], maxTraceSteps_);
+    if (tr.kind == SourceKind::ControlFlow) {
+      std::optional<std::vector<SourceTrace>> ends = resolveControlFlow(tr);
+      return ends && ends->size() == 1;
+    }
+    return tr.kind != SourceKind::None;
+  };
+  return !std::all_of(users.begin(), users.end(), exempt);
+}
+
 const TensorMoveDeleter::BufferFacts &TensorMoveDeleter::bufferFacts(const SourceTrace &trace) {
   BufferKey key = bufferKey(trace);
   if (auto it = facts_.find(key); it != facts_.end())
@@ -812,7 +838,7 @@ const TensorMoveDeleter::BufferFacts &TensorMoveDeleter::bufferFacts(const Sourc
   BufferFacts f;
   f.overBudget = uses.overBudget;
   f.rootOutputs = uses.rootOutputs;
-  f.continuous = !uses.continuousUsers.empty();
+  f.continuous = anyNonExempt(uses.continuousUsers);
   f.writers = std::move(uses.writers);
   f.writerSlots = std::move(uses.writerSlots);
   return facts_.emplace(key, std::move(f)).first->second;
@@ -1130,7 +1156,7 @@ void TensorMoveDeleter::noteMerge(const std::vector<SourceTrace> &ends, const Bu
     BufferFacts &f = it->second;
     f.overBudget = f.overBudget || copy.overBudget;
     f.rootOutputs.insert(copy.rootOutputs.begin(), copy.rootOutputs.end());
-    f.continuous = f.continuous || !copy.continuousUsers.empty();
+    f.continuous = f.continuous || anyNonExempt(copy.continuousUsers); // (relinked by now)
     f.writers.insert(f.writers.end(), copy.writers.begin(), copy.writers.end());
     f.writerSlots.insert(f.writerSlots.end(), copy.writerSlots.begin(), copy.writerSlots.end());
   }
