@@ -845,7 +845,13 @@ const TensorMoveDeleter::BufferFacts &TensorMoveDeleter::bufferFacts(const Sourc
 }
 
 bool TensorMoveDeleter::orderedWithoutCalls(GraphId g, NodeId from, NodeId to) {
+  // A path may pass through a call only where the call orders its ends
+  // (semantics.md §2): entered by a control edge, every node inside follows,
+  // so any edge out of it (control, or data from a result's producer inside)
+  // continues the order; entered by a data edge into input i, only the body's
+  // Data for i follows, which a control edge out of the call still orders.
   constexpr size_t kMaxOrderSearch = 128; // nodes visited per question (cost bound)
+  constexpr int kByCtrl = -1;
   const Graph &graph = m_.graph(g);
   if (from == to || opKind(graph.node(from)) == OpKind::Call ||
       opKind(graph.node(to)) == OpKind::Call)
@@ -854,29 +860,44 @@ bool TensorMoveDeleter::orderedWithoutCalls(GraphId g, NodeId from, NodeId to) {
   if (!idx.valid() || idx.position(from) >= idx.position(to))
     return false;
   uint32_t limit = idx.position(to);
-  std::vector<NodeId> stack{from}, seen{from};
+  // (node, how it was entered: kByCtrl or the data input); a non-call node
+  // is entered once whichever way.
+  std::vector<std::pair<NodeId, int>> stack{{from, kByCtrl}}, seen{{from, kByCtrl}};
   while (!stack.empty()) {
-    NodeId n = stack.back();
+    auto [n, via] = stack.back();
     stack.pop_back();
     const Node &node = graph.node(n);
-    if (n != from && opKind(node) == OpKind::Call)
-      continue; // a path through a call orders nothing beyond it
-    auto visit = [&](NodeId next) {
+    bool ctrlOnly = false;
+    if (n != from && opKind(node) == OpKind::Call) {
+      if (node.subgraphs.size() != 1 || m_.graph(node.subgraphs[0]).numLiveNodes() == 0)
+        continue;
+      if (via != kByCtrl) {
+        if (index_.dataForParentInput(node.subgraphs[0], uint32_t(via)).empty())
+          continue; // the input reaches nothing inside that an edge out orders
+        ctrlOnly = true;
+      }
+    }
+    auto visit = [&](NodeId next, int how) {
       if (next == to)
         return true;
-      if (idx.position(next) < limit && std::find(seen.begin(), seen.end(), next) == seen.end()) {
-        seen.push_back(next);
-        stack.push_back(next);
+      if (idx.position(next) >= limit)
+        return false;
+      bool isCall = opKind(graph.node(next)) == OpKind::Call;
+      auto key = std::pair{next, isCall ? how : kByCtrl};
+      if (std::find(seen.begin(), seen.end(), key) == seen.end()) {
+        seen.push_back(key);
+        stack.push_back({next, how});
       }
       return false;
     };
     for (NodeId c : node.ctrlOut)
-      if (visit(c))
+      if (visit(c, kByCtrl))
         return true;
-    for (const std::vector<InPort> &outs : node.consumers)
-      for (InPort c : outs)
-        if (visit(c.node))
-          return true;
+    if (!ctrlOnly)
+      for (const std::vector<InPort> &outs : node.consumers)
+        for (InPort c : outs)
+          if (visit(c.node, int(c.index)))
+            return true;
     if (seen.size() > kMaxOrderSearch)
       return false;
   }
