@@ -240,18 +240,21 @@ private:
   /// The input slots that read the buffer a trace ends at directly.
   std::vector<SlotRef> bufferSlots(const SourceTrace &trace) const;
   /// True when writer `w` cannot change the source between the TensorMove
-  /// and any read of the copy's memory (`copy`, when given): it is directly
-  /// ordered before the copy or on its trace path (data edges between
-  /// non-call nodes of its graph), after lifting a writer inside a
-  /// control-flow holder to the holder (which runs as one step); or, for a
-  /// copy inside If/Case/While holders, it is ordered before the holder,
-  /// runs in another subgraph of it, or is outside a holder the copy's
-  /// memory never leaves.
+  /// and any read of the copy's memory (`copy`, when given): it is ordered
+  /// before the copy (an edge, or a path that orders, see
+  /// orderedWithoutCalls) or on its trace path (through call boundaries
+  /// too), after lifting a writer inside a control-flow holder to the holder
+  /// (which runs as one step); it is inside a call with a control edge to
+  /// the copy or a holder, or before a call holding the copy by a control
+  /// edge; or, for a copy inside If/Case/While holders, it is ordered before
+  /// the holder, runs in another subgraph of it, or is outside a holder the
+  /// copy's memory never leaves. (Used by the extensions only.)
   /// A path of data or control edges leads from `from` to `to` in graph `g`
-  /// without passing through a call: every step on it runs before the next
-  /// (a call orders only the nodes inside it that an edge reaches, and an
-  /// If/Case/While runs as one step). Searches at most kMaxOrderSearch nodes
-  /// placed between the two ends; false when the budget runs out.
+  /// on which every step runs before the next: an If/Case/While runs as one
+  /// step, and a call is passed only where it orders its ends (entered by a
+  /// control edge; or by a data edge into an input its body reads, and left
+  /// by a control edge). Searches at most kMaxOrderSearch nodes placed
+  /// between the two ends; false when the budget runs out.
   bool orderedWithoutCalls(GraphId g, NodeId from, NodeId to);
   /// For a writer inside call `call` (nested at any depth): a control edge
   /// from a call holding it leads to one of `holders` (by a path without
