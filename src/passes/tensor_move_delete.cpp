@@ -1127,8 +1127,19 @@ bool TensorMoveDeleter::isDead(NodeRef n) {
         memo[x] = 2;
         continue;
       }
-      if (++examined > kMaxDeadSearch)
+      if (++examined > kMaxDeadSearch) {
+        memo[n.node] = 2; // out of budget: live, and not asked again
         return false;
+      }
+      // A consumer known live, or one that cannot be dead, settles it now.
+      bool live = false;
+      for (const std::vector<InPort> &outs : node.consumers)
+        for (InPort c : outs)
+          live = live || memo[c.node] == 2 || (memo[c.node] == 0 && !candidate(g.node(c.node)));
+      if (live) {
+        memo[x] = 2;
+        continue;
+      }
       stack.push_back({x, true});
       for (const std::vector<InPort> &outs : node.consumers)
         for (InPort c : outs)
@@ -1584,8 +1595,8 @@ TensorMoveDeleter::orderBefore(const std::vector<NodeRef> &firsts,
         // after the deletion, which matters unless nobody can observe what
         // it computes. (A path from a call orders nothing inside it before
         // the reader: then the two would race.)
-        if (i == 0 && opKind(g.node(b)) != OpKind::Call &&
-            (directlyOrdered(g, b, a) || orderedWithoutCalls(gid, b, a)) && isDead({gid, a}))
+        if (i == 0 && opKind(g.node(b)) != OpKind::Call && isDead({gid, a}) &&
+            (directlyOrdered(g, b, a) || orderedWithoutCalls(gid, b, a)))
           continue;
         return std::nullopt;
       }
