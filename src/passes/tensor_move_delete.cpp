@@ -926,7 +926,7 @@ bool TensorMoveDeleter::precedesCopy(NodeRef t, const SourceTrace &trace, NodeRe
   }
   // Lift the writer through control-flow holders until it shares a graph
   // with the copy or one of its holders.
-  if (!opts_.conservative && beforeEnclosingCall(t, w))
+  if (beforeEnclosingCall(t, w))
     return true;
   const NodeRef writer = w;
   GraphId liftedFrom = kNoGraph; // the subgraph the writer was last lifted out of
@@ -947,7 +947,7 @@ bool TensorMoveDeleter::precedesCopy(NodeRef t, const SourceTrace &trace, NodeRe
       // call it feeds a result of (see below).
       if (feedsCallResult(t))
         holders.erase(holders.begin());
-      return calledBefore(w, holders) || (!opts_.conservative && onTracePath(trace, writer));
+      return calledBefore(w, holders) || onTracePath(trace, writer);
     }
   }
   if (level > 0) {
@@ -995,15 +995,7 @@ bool TensorMoveDeleter::precedesCopy(NodeRef t, const SourceTrace &trace, NodeRe
     return true;
   // On the trace path: each step feeds the next by a data edge, the first
   // feeds the TensorMove.
-  if (!opts_.conservative)
-    return onTracePath(trace, w);
-  for (const TraceStep &step : trace.steps) {
-    if (step.graph != t.graph || opKind(m_.graph(t.graph).node(step.port.node)) == OpKind::Call)
-      return false;
-    if (step.port.node == w.node)
-      return true;
-  }
-  return false;
+  return onTracePath(trace, w);
 }
 
 bool TensorMoveDeleter::onTracePath(const SourceTrace &trace, NodeRef w) const {
@@ -1058,13 +1050,7 @@ bool TensorMoveDeleter::feedsCallResult(NodeRef t) const {
   const Graph &tg = m_.graph(t.graph);
   if (tg.parentNode == kNoNode || isControlFlow(m_.graph(tg.parentGraph).node(tg.parentNode)))
     return false;
-  if (opts_.conservative) {
-    for (InPort c : tg.node(t.node).consumers[0])
-      if (opKind(tg.node(c.node)) == OpKind::NetOutput)
-        return true;
-    return false;
-  }
-  // Extension: a result that reaches only the root NetOutput (through the
+  // A result that reaches only the root NetOutput (through the
   // results of enclosing calls) is read when the whole run is done, after
   // every writer: no reader outside needs an order.
   constexpr size_t kMaxResults = 64;            // result slots followed (cost bound)
