@@ -213,14 +213,14 @@ private:
   /// branch Data continues at the holder's input, an If/Case output at every
   /// branch's result, a While output at the While's input (its loop variable
   /// lives there). nullopt when a loop body's Data is involved, a link is
-  /// missing or the expansion budget runs out.
-  std::optional<std::vector<SourceTrace>> resolveControlFlow(const SourceTrace &trace);
-  /// The byte size of the buffer a trace really ends at, following control
-  /// flow the way the memory plan binds it (semantics.md §1): a subgraph Data
-  /// is its holder's input, a While output its input, an If/Case output any
-  /// branch's result (or the output's own buffer when a branch leaves it
-  /// unbound); an unconnected slot gives the declared size. nullopt when the
-  /// possible buffers differ in size or the walk is cut off.
+  /// missing or the expansion budget runs out. With `allBindings`, every
+  /// binding of the memory plan is followed instead: a loop's Data too, and
+  /// a slot left unconnected or unbound ends at the port's own buffer.
+  std::optional<std::vector<SourceTrace>> resolveControlFlow(const SourceTrace &trace,
+                                                             bool allBindings = false);
+  /// The byte size of the buffer a trace really ends at: every buffer
+  /// resolveControlFlow(trace, true) finds, when they agree. nullopt when
+  /// they differ in size or the walk is cut off.
   std::optional<uint64_t> realBytes(const SourceTrace &trace);
   /// Identity of the buffer a (non-control-flow) trace ends at.
   using BufferKey = std::tuple<int, GraphId, NodeId, uint32_t, std::string>;
@@ -635,12 +635,20 @@ Verdict TensorMoveDeleter::decideByDesign(NodeRef t) {
 }
 
 std::optional<std::vector<SourceTrace>>
-TensorMoveDeleter::resolveControlFlow(const SourceTrace &trace) {
+TensorMoveDeleter::resolveControlFlow(const SourceTrace &trace, bool allBindings) {
   // Each expansion follows one control-flow step; the bound keeps a deep or
   // wide nest of branches from costing more than a short walk per copy.
   constexpr size_t kMaxExpansions = 64;
   std::vector<SourceTrace> ends, work{trace};
   size_t expansions = 0;
+  // The port `end` bound to a buffer of its own (an unconnected slot, a
+  // branch leaving a result unbound): an ordinary source.
+  auto own = [&](const TraceStep &end) {
+    SourceTrace t;
+    t.steps.push_back(end);
+    t.kind = SourceKind::Ordinary;
+    ends.push_back(std::move(t));
+  };
   while (!work.empty()) {
     SourceTrace tr = std::move(work.back());
     work.pop_back();
@@ -652,26 +660,25 @@ TensorMoveDeleter::resolveControlFlow(const SourceTrace &trace) {
     }
     if (++expansions > kMaxExpansions)
       return std::nullopt;
-    const TraceStep &end = tr.steps.back();
+    const TraceStep end = tr.steps.back();
     const Graph &graph = m_.graph(end.graph);
     const Node &n = graph.node(end.port.node);
     if (opKind(n) == OpKind::DataSource) {
       // A branch Data is bound to the holder's input (semantics.md §1); a
-      // loop variable is written back by the While itself: not read-only.
+      // loop variable is written back by the While itself: not read-only
+      // (followed only for allBindings).
       if (graph.parentNode == kNoNode)
         return std::nullopt;
       const Node &holder = m_.graph(graph.parentGraph).node(graph.parentNode);
       auto p = n.intAttr("_parent_node_index");
-      if (opKind(holder) == OpKind::While || !p || *p < 0 || *p >= int64_t(holder.inputs.size()))
+      if ((opKind(holder) == OpKind::While && !allBindings) || !p || *p < 0 ||
+          *p >= int64_t(holder.inputs.size()))
         return std::nullopt;
       if (!holder.inputs[size_t(*p)]) {
-        // An unconnected branch input: the Data is bound to a fresh buffer
-        // of its own that reads as zero bytes (semantics.md §1-2), so it is
-        // an ordinary source, known only inside the branch.
-        SourceTrace own;
-        own.steps.push_back(end);
-        own.kind = SourceKind::Ordinary;
-        ends.push_back(std::move(own));
+        // An unconnected input: the Data is bound to a fresh buffer of its
+        // own that reads as zero bytes (semantics.md §1-2), so it is an
+        // ordinary source, known only inside the subgraph.
+        own(end);
         continue;
       }
       work.push_back(
@@ -682,72 +689,10 @@ TensorMoveDeleter::resolveControlFlow(const SourceTrace &trace) {
     // While is one of its writers). An If/Case output is the taken branch's
     // result: any branch's.
     if (opKind(n) == OpKind::While) {
-      if (end.port.index >= n.inputs.size() || !n.inputs[end.port.index])
-        return std::nullopt;
-      work.push_back(traceSource(m_, index_, end.graph, *n.inputs[end.port.index], maxTraceSteps_));
-      continue;
-    }
-    if ((opKind(n) != OpKind::If && opKind(n) != OpKind::Case) || n.subgraphs.empty())
-      return std::nullopt;
-    for (GraphId sub : n.subgraphs) {
-      NodeId out = index_.netOutput(sub);
-      auto slots = index_.resultSlots(sub, end.port.index);
-      if (out == kNoNode || slots.size() != 1)
-        return std::nullopt;
-      const Node &netOut = m_.graph(sub).node(out);
-      if (slots[0] >= netOut.inputs.size() || !netOut.inputs[slots[0]])
-        return std::nullopt;
-      work.push_back(traceSource(m_, index_, sub, *netOut.inputs[slots[0]], maxTraceSteps_));
-    }
-  }
-  return ends;
-}
-
-std::optional<uint64_t> TensorMoveDeleter::realBytes(const SourceTrace &trace) {
-  constexpr size_t kMaxExpansions = 64; // as resolveControlFlow
-  std::optional<uint64_t> size;
-  auto agree = [&](std::optional<uint64_t> bytes) {
-    if (!bytes || (size && *size != *bytes))
-      return false;
-    size = bytes;
-    return true;
-  };
-  std::vector<SourceTrace> work{trace};
-  size_t expansions = 0;
-  while (!work.empty()) {
-    SourceTrace tr = std::move(work.back());
-    work.pop_back();
-    if (tr.kind == SourceKind::None || tr.steps.empty() || ++expansions > kMaxExpansions)
-      return std::nullopt;
-    const TraceStep &end = tr.steps.back();
-    const Graph &graph = m_.graph(end.graph);
-    const Node &n = graph.node(end.port.node);
-    std::optional<uint64_t> declared = outputBytes(n, end.port.index);
-    if (tr.kind != SourceKind::ControlFlow) {
-      if (!agree(declared))
-        return std::nullopt;
-      continue;
-    }
-    if (opKind(n) == OpKind::DataSource) {
-      if (graph.parentNode == kNoNode)
-        return std::nullopt;
-      const Node &holder = m_.graph(graph.parentGraph).node(graph.parentNode);
-      auto p = n.intAttr("_parent_node_index");
-      if (!p || *p < 0 || *p >= int64_t(holder.inputs.size()))
-        return std::nullopt;
-      if (!holder.inputs[size_t(*p)]) {
-        if (!agree(declared))
-          return std::nullopt;
-        continue;
-      }
-      work.push_back(
-          traceSource(m_, index_, graph.parentGraph, *holder.inputs[size_t(*p)], maxTraceSteps_));
-      continue;
-    }
-    if (opKind(n) == OpKind::While) {
       if (end.port.index >= n.inputs.size() || !n.inputs[end.port.index]) {
-        if (!agree(declared))
+        if (!allBindings)
           return std::nullopt;
+        own(end);
         continue;
       }
       work.push_back(traceSource(m_, index_, end.graph, *n.inputs[end.port.index], maxTraceSteps_));
@@ -761,12 +706,28 @@ std::optional<uint64_t> TensorMoveDeleter::realBytes(const SourceTrace &trace) {
       const Node *netOut = out == kNoNode ? nullptr : &m_.graph(sub).node(out);
       if (!netOut || slots.size() != 1 || slots[0] >= netOut->inputs.size() ||
           !netOut->inputs[slots[0]]) {
-        if (!agree(declared)) // the output's own, zero-filled buffer
+        if (!allBindings)
           return std::nullopt;
+        own(end); // the output's own, zero-filled buffer
         continue;
       }
       work.push_back(traceSource(m_, index_, sub, *netOut->inputs[slots[0]], maxTraceSteps_));
     }
+  }
+  return ends;
+}
+
+std::optional<uint64_t> TensorMoveDeleter::realBytes(const SourceTrace &trace) {
+  std::optional<std::vector<SourceTrace>> ends = resolveControlFlow(trace, true);
+  if (!ends || ends->empty())
+    return std::nullopt;
+  std::optional<uint64_t> size;
+  for (const SourceTrace &end : *ends) {
+    const TraceStep &e = end.steps.back();
+    std::optional<uint64_t> bytes = outputBytes(m_.graph(e.graph).node(e.port.node), e.port.index);
+    if (!bytes || (size && *size != *bytes))
+      return std::nullopt;
+    size = bytes;
   }
   return size;
 }
