@@ -41,6 +41,19 @@ MissedReport keptAll(const Module &m, const std::vector<Remark> &remarks,
   return findMissedIn(m, m, remarks, o);
 }
 
+/// `text` with the placeholder `hole` replaced by `value`, parsed.
+Module parseFilled(std::string text, const std::string &hole, const std::string &value) {
+  text.replace(text.find(hole), hole.size(), value);
+  return parseText(text);
+}
+
+/// Is node `node` of graph `graph` among `dead`?
+bool deadIn(const UnobservedNodes &dead, const Module &m, const std::string &graph,
+            const std::string &node) {
+  GraphId g = m.findGraph(graph);
+  return dead.contains(g, m.graph(g).find(node));
+}
+
 TEST(Missed, ReadOnlySuccessorOfUngrantedInputIsMissed) {
   Module m = parseText(R"(
 graph g {
@@ -234,11 +247,10 @@ graph g {
 }
 )");
   UnobservedNodes dead = unobservedNodes(m);
-  GraphId g = m.findGraph("g");
-  EXPECT_TRUE(dead.contains(g, m.graph(g).find("tm")));
-  EXPECT_TRUE(dead.contains(g, m.graph(g).find("q")));
-  EXPECT_FALSE(dead.contains(g, m.graph(g).find("h")));
-  EXPECT_FALSE(dead.contains(g, m.graph(g).find("a")));
+  EXPECT_TRUE(deadIn(dead, m, "g", "tm"));
+  EXPECT_TRUE(deadIn(dead, m, "g", "q"));
+  EXPECT_FALSE(deadIn(dead, m, "g", "h"));
+  EXPECT_FALSE(deadIn(dead, m, "g", "a"));
   MissedReport r = keptAll(m, {kept("tm", "rule3-fan-out")});
   ASSERT_EQ(r.items.size(), 1u);
   EXPECT_EQ(r.items[0].status, MissedStatus::Unobserved);
@@ -257,9 +269,8 @@ graph g {
 }
 )");
   UnobservedNodes dead = unobservedNodes(m);
-  GraphId g = m.findGraph("g");
-  EXPECT_FALSE(dead.contains(g, m.graph(g).find("tm")));
-  EXPECT_FALSE(dead.contains(g, m.graph(g).find("q")));
+  EXPECT_FALSE(deadIn(dead, m, "g", "tm"));
+  EXPECT_FALSE(deadIn(dead, m, "g", "q"));
 }
 
 const char *kIfWithUnusedResult = R"(
@@ -283,25 +294,21 @@ graph e {
 )";
 
 Module ifWithResult(const std::string &observed) {
-  std::string text = kIfWithUnusedResult;
-  text.replace(text.find("OUT"), 3, observed);
-  return parseText(text);
+  return parseFilled(kIfWithUnusedResult, "OUT", observed);
 }
 
 TEST(Missed, ABranchResultNobodyConsumesIsUnobserved) {
   Module m = ifWithResult("0");
   UnobservedNodes dead = unobservedNodes(m);
-  GraphId t = m.findGraph("t");
-  EXPECT_TRUE(dead.contains(t, m.graph(t).find("tm")));
-  EXPECT_FALSE(dead.contains(t, m.graph(t).find("r")));
+  EXPECT_TRUE(deadIn(dead, m, "t", "tm"));
+  EXPECT_FALSE(deadIn(dead, m, "t", "r"));
 }
 
 TEST(Missed, AConsumedBranchResultIsLive) {
   Module m = ifWithResult("1");
   UnobservedNodes dead = unobservedNodes(m);
-  GraphId t = m.findGraph("t");
-  EXPECT_FALSE(dead.contains(t, m.graph(t).find("tm")));
-  EXPECT_TRUE(dead.contains(t, m.graph(t).find("r")));
+  EXPECT_FALSE(deadIn(dead, m, "t", "tm"));
+  EXPECT_TRUE(deadIn(dead, m, "t", "r"));
 }
 
 const char *kIfOnCondition = R"(
@@ -325,9 +332,7 @@ graph e {
 )";
 
 Module ifOn(const std::string &cond) {
-  std::string text = kIfOnCondition;
-  text.replace(text.find("COND"), 4, cond);
-  return parseText(text);
+  return parseFilled(kIfOnCondition, "COND", cond);
 }
 
 TEST(Missed, ACopyInABranchThatNeverRunsIsUnexercised) {
