@@ -16,6 +16,7 @@
 #include <array>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -182,6 +183,10 @@ private:
   /// port the copy reads, in the copy's graph. The caller checks that port
   /// is one buffer.
   bool exemptAfterMerge(NodeRef t, NodeRef user) const;
+  /// The merged buffer, a graph output wherever the copy is one, would
+  /// conflict (semantics.md §6) with a continuous-input op reading the
+  /// source that the original does not have that conflict with.
+  bool sourceLayoutAddsConflict(NodeRef t, const SourceTrace &end, const BufferUses &copy);
   /// Extension ext-loop-variable: a copy of a While's loop variable inside
   /// the loop, when nothing in the loop writes that variable.
   std::optional<Verdict> tryLoopVariable(NodeRef t, const Verdict &kept, SourceTrace trace);
@@ -203,12 +208,24 @@ private:
   /// taken at the node of that graph holding it; nullopt when a pair shares
   /// that node, an edge would close a cycle or more than a few edges would
   /// be needed.
-  std::optional<Ordering> orderBefore(const std::vector<NodeRef> &firsts,
-                                      const std::vector<NodeRef> &seconds);
+  /// `excused(first, second)` names pairs that need no ordering.
+  std::optional<Ordering>
+  orderBefore(const std::vector<NodeRef> &firsts, const std::vector<NodeRef> &seconds,
+              const std::function<bool(NodeRef, NodeRef)> &excused = nullptr);
+  /// The subgraph of `holder` that holds `n` (at any depth), or kNoGraph.
+  GraphId subgraphOf(NodeRef holder, NodeRef n) const;
   /// Extension ext-written-copy: a copy that is written, of a fresh buffer
   /// nothing else needs once the copy's writes begin.
   std::optional<Verdict> tryWrittenCopy(NodeRef t, const Verdict &kept, SourceTrace trace,
                                         std::vector<SourceTrace> ends);
+  /// Extension ext-scribbled-pair: a copy written only by a scribbler that
+  /// takes the source too, at an earlier input, and read only before it.
+  std::optional<Verdict> tryScribbledPair(NodeRef t, const Verdict &kept, SourceTrace trace,
+                                          std::vector<SourceTrace> ends);
+  /// Extension ext-dead-loop-pair: a copy written only by a While that also
+  /// takes the (fresh) source, reads neither inside and hands neither on.
+  std::optional<Verdict> tryDeadLoopPair(NodeRef t, const Verdict &kept, SourceTrace trace,
+                                         std::vector<SourceTrace> ends);
   /// The possible real sources of a trace that ended at control flow: a
   /// branch Data continues at the holder's input, an If/Case output at every
   /// branch's result, a While output at the While's input (its loop variable
@@ -775,21 +792,33 @@ bool TensorMoveDeleter::anyNonExempt(const std::vector<NodeRef> &users) {
   // buffer (no result chosen at run time). Merging buffers only makes
   // inputs more alike, so an exempt op stays exempt. The reference scope
   // counts every such op.
+  // Inputs on different ports count as one buffer when each traces (through
+  // views and ref outputs) to the same port of one buffer.
+  auto bufferOf = [&](GraphId g, OutPort in) -> std::optional<std::pair<GraphId, OutPort>> {
+    SourceTrace tr = traceSource(m_, index_, g, in, maxTraceSteps_);
+    if (tr.kind == SourceKind::ControlFlow) {
+      std::optional<std::vector<SourceTrace>> ends = resolveControlFlow(tr);
+      if (!ends || ends->size() != 1 || (*ends)[0].steps.empty())
+        return std::nullopt;
+      return std::pair{(*ends)[0].steps.back().graph, (*ends)[0].steps.back().port};
+    }
+    if (tr.kind == SourceKind::None || tr.steps.empty())
+      return std::nullopt;
+    return std::pair{tr.steps.back().graph, tr.steps.back().port};
+  };
   auto exempt = [&](NodeRef u) {
     if (opts_.conservative)
       return false;
     const Node &n = m_.graph(u.graph).node(u.node);
     if (n.inputs.empty() || !n.inputs[0])
       return false;
+    auto first = bufferOf(u.graph, *n.inputs[0]);
+    if (!first)
+      return false;
     for (const auto &in : n.inputs)
-      if (!in || *in != *n.inputs[0])
+      if (!in || (*in != *n.inputs[0] && bufferOf(u.graph, *in) != first))
         return false;
-    SourceTrace tr = traceSource(m_, index_, u.graph, *n.inputs[0], maxTraceSteps_);
-    if (tr.kind == SourceKind::ControlFlow) {
-      std::optional<std::vector<SourceTrace>> ends = resolveControlFlow(tr);
-      return ends && ends->size() == 1;
-    }
-    return tr.kind != SourceKind::None;
+    return true;
   };
   return !std::all_of(users.begin(), users.end(), exempt);
 }
@@ -1266,6 +1295,28 @@ bool TensorMoveDeleter::continuousMergeAllowed(NodeRef t, const std::vector<Sour
   });
 }
 
+bool TensorMoveDeleter::sourceLayoutAddsConflict(NodeRef t, const SourceTrace &end,
+                                                 const BufferUses &copy) {
+  // A continuous-input op U reading the source conflicts with each graph
+  // output the copy is, once the two are one buffer. The original has that
+  // conflict already when U reads the copy too (U takes two buffers there,
+  // so it is not exempt); an op exempt in the original or after the merge
+  // brings none.
+  const BufferFacts &f = bufferFacts(end);
+  if (!f.continuous || copy.rootOutputs.empty())
+    return false;
+  if (opts_.conservative)
+    return true;
+  BufferUses uses = exploreUses(m_, index_, bufferSlots(end), opts_.analysisBudget);
+  if (uses.overBudget)
+    return true;
+  return std::any_of(uses.continuousUsers.begin(), uses.continuousUsers.end(), [&](NodeRef u) {
+    return anyNonExempt({u}) && !exemptAfterMerge(t, u) &&
+           std::find(copy.continuousUsers.begin(), copy.continuousUsers.end(), u) ==
+               copy.continuousUsers.end();
+  });
+}
+
 bool TensorMoveDeleter::exemptAfterMerge(NodeRef t, NodeRef user) const {
   if (user.graph != t.graph)
     return false;
@@ -1309,8 +1360,13 @@ std::optional<Verdict> TensorMoveDeleter::tryReadOnlyMemory(NodeRef t, const Ver
       return std::nullopt;
   }
   const BufferUses &copy = tensorMoveUses(t);
-  if (!copy.overBudget && !effectiveWriters(copy, ends->size() == 1).empty())
-    return tryWrittenCopy(t, kept, std::move(trace), std::move(*ends));
+  if (!copy.overBudget && !effectiveWriters(copy, ends->size() == 1).empty()) {
+    if (auto v = tryWrittenCopy(t, kept, trace, *ends))
+      return v;
+    if (auto v = tryScribbledPair(t, kept, trace, *ends))
+      return v;
+    return tryDeadLoopPair(t, kept, std::move(trace), std::move(*ends));
+  }
   if (copy.overBudget || (!copy.continuousUsers.empty() && !continuousMergeAllowed(t, *ends, copy)))
     return std::nullopt;
   // A copy reaching graph outputs may merge into a fresh buffer nobody can
@@ -1349,7 +1405,8 @@ std::optional<Verdict> TensorMoveDeleter::tryReadOnlyMemory(NodeRef t, const Ver
     // buffer in every run already.
     bool sameOutput = end.kind == SourceKind::Ordinary && (both.size() == 1 || onePort(both));
     if (!copy.rootOutputs.empty() &&
-        ((!f.rootOutputs.empty() && !granted && !sameOutput) || f.continuous))
+        ((!f.rootOutputs.empty() && !granted && !sameOutput) ||
+         sourceLayoutAddsConflict(t, end, copy)))
       return std::nullopt;
     for (NodeRef w : fWriters)
       if (!precedesCopy(t, trace, w, &copy) && std::find(late.begin(), late.end(), w) == late.end())
@@ -1486,7 +1543,8 @@ std::optional<Verdict> TensorMoveDeleter::tryLoopVariable(NodeRef t, const Verdi
 
 std::optional<TensorMoveDeleter::Ordering>
 TensorMoveDeleter::orderBefore(const std::vector<NodeRef> &firsts,
-                               const std::vector<NodeRef> &seconds) {
+                               const std::vector<NodeRef> &seconds,
+                               const std::function<bool(NodeRef, NodeRef)> &excused) {
   // Each pair is ordered in the innermost graph holding both. A control
   // edge to or from a call or an If/Case/While covers every node inside it
   // (semantics.md §2), so a nested node is ordered through the node holding
@@ -1506,6 +1564,8 @@ TensorMoveDeleter::orderBefore(const std::vector<NodeRef> &firsts,
   for (NodeRef second : seconds) {
     std::vector<NodeRef> bChain = chainOf(second);
     for (NodeRef first : firsts) {
+      if (excused && excused(first, second))
+        continue;
       std::vector<NodeRef> aChain = chainOf(first);
       // The innermost graph on both chains.
       std::optional<std::pair<size_t, size_t>> meet;
@@ -1578,7 +1638,30 @@ TensorMoveDeleter::orderReadersBeforeWriters(NodeRef t, const std::vector<NodeRe
   for (const SlotRef &s : visited)
     if (opKind(m_.graph(s.graph).node(s.slot.node)) != OpKind::Call) // as in tryWrittenCopy
       readers.push_back({s.graph, s.slot.node});
-  return orderBefore(readers, late);
+  // A While holding the copy writes its loop variables back only between
+  // two runs of its body (semantics.md §2), never while its cond or body
+  // runs: a reader in the same subgraph of it as the copy reads the copy's
+  // bytes of that same run (it follows the copy), with no write-back
+  // between the two.
+  auto excused = [&](NodeRef reader, NodeRef writer) {
+    if (opKind(m_.graph(writer.graph).node(writer.node)) != OpKind::While)
+      return false;
+    GraphId sub = subgraphOf(writer, t);
+    return sub != kNoGraph && subgraphOf(writer, reader) == sub;
+  };
+  return orderBefore(readers, late, excused);
+}
+
+GraphId TensorMoveDeleter::subgraphOf(NodeRef holder, NodeRef n) const {
+  for (size_t depth = 0; depth <= m_.numGraphs(); ++depth) { // bounded by the nesting
+    const Graph &g = m_.graph(n.graph);
+    if (g.parentNode == kNoNode || g.parentGraph == kNoGraph)
+      return kNoGraph;
+    if (NodeRef{g.parentGraph, g.parentNode} == holder)
+      return n.graph;
+    n = {g.parentGraph, g.parentNode};
+  }
+  return kNoGraph;
 }
 
 std::optional<Verdict> TensorMoveDeleter::tryWrittenCopy(NodeRef t, const Verdict &kept,
@@ -1626,7 +1709,7 @@ std::optional<Verdict> TensorMoveDeleter::tryWrittenCopy(NodeRef t, const Verdic
     const BufferFacts &f = bufferFacts(end);
     // S feeding a continuous-input op matters only when the merged buffer
     // becomes a graph output (semantics.md §6); a fresh S stays fresh.
-    if (f.overBudget || !f.rootOutputs.empty() || (f.continuous && !copy.rootOutputs.empty()) ||
+    if (f.overBudget || !f.rootOutputs.empty() || sourceLayoutAddsConflict(t, end, copy) ||
         f.writers.size() > kMaxWriters)
       return std::nullopt;
     for (NodeRef w : effectiveWriters(f.writers, f.writerSlots))
@@ -1653,6 +1736,194 @@ std::optional<Verdict> TensorMoveDeleter::tryWrittenCopy(NodeRef t, const Verdic
   Verdict v;
   v.outcome = Outcome::Delete;
   v.rule = "ext-written-copy";
+  v.looseSuccessors = true;
+  v.reason = kept.rule;
+  v.orderEdges = std::move(edges->edges);
+  v.trace = std::move(trace);
+  v.ends = std::move(ends);
+  return v;
+}
+
+std::optional<Verdict> TensorMoveDeleter::tryScribbledPair(NodeRef t, const Verdict &kept,
+                                                           SourceTrace trace,
+                                                           std::vector<SourceTrace> ends) {
+  // The copy C of S is written only by H, an op scribbling on its inputs
+  // (semantics.md §1), which takes S too, at an input before every input
+  // taking C. Until H runs, C holds S's bytes in both graphs (every other
+  // writer of S precedes the copy), so H reads the same bytes. H scribbles
+  // each input buffer once, as a function of its old content (the oracle
+  // also mixes in the first input position taking the buffer): after the
+  // deletion the one buffer gets exactly S's scribble, whoever sees S
+  // later sees what it saw before, and C's own scribble is lost, which no
+  // one notices when every reader of C runs before H and C is no graph
+  // output. S may be anything H may scribble (no weight): its final bytes
+  // are unchanged.
+  constexpr size_t kMaxWriters = 64; // writers checked per copy (cost bound)
+  constexpr size_t kMaxReaders = 64; // readers of the copy examined (cost bound)
+  const BufferUses &copy = tensorMoveUses(t);
+  if (ends.size() != 1 || copy.overBudget || !copy.rootOutputs.empty() ||
+      (!copy.continuousUsers.empty() && !continuousMergeAllowed(t, ends, copy)))
+    return std::nullopt;
+  const SourceTrace &end = ends[0];
+  if (end.kind == SourceKind::Weight || end.kind == SourceKind::None ||
+      end.kind == SourceKind::ControlFlow || end.steps.empty())
+    return std::nullopt;
+  std::vector<NodeRef> copyWriters = effectiveWriters(copy, true);
+  if (copyWriters.empty() || std::any_of(copyWriters.begin(), copyWriters.end(),
+                                         [&](NodeRef w) { return w != copyWriters[0]; }))
+    return std::nullopt;
+  const NodeRef h = copyWriters[0];
+  const Node &hn = m_.graph(h.graph).node(h.node);
+  // H runs once per run of the copy: in a loop around H alone, its second
+  // run would read C's scribbled bytes.
+  if (h.graph != t.graph || opKind(hn) != OpKind::Ordinary || !isInputMutable(hn))
+    return std::nullopt;
+  for (uint32_t k = 0; k < hn.numOutputs; ++k)
+    if (aliasedInput(hn, k))
+      return std::nullopt; // (its ref writes and views would see the merge)
+  // The first input of H on each buffer, traced straight to it (an If/Case
+  // result may be another buffer at run time).
+  auto firstSlot = [&](const std::vector<NodeRef> &writers, const std::vector<SlotRef> &slots) {
+    std::optional<uint32_t> first;
+    for (size_t i = 0; i < writers.size() && i < slots.size(); ++i)
+      if (writers[i] == h && slots[i].graph == h.graph && slots[i].slot.node == h.node &&
+          (!first || slots[i].slot.index < *first))
+        first = slots[i].slot.index;
+    return first;
+  };
+  auto tracesTo = [&](uint32_t slot, PortRef port) {
+    if (slot >= hn.inputs.size() || !hn.inputs[slot])
+      return false;
+    SourceTrace in = traceSource(m_, index_, h.graph, *hn.inputs[slot], maxTraceSteps_);
+    return in.kind != SourceKind::ControlFlow && in.kind != SourceKind::None && !in.steps.empty() &&
+           in.steps.back().graph == port.graph && in.steps.back().port == port.port;
+  };
+  const BufferFacts &f = bufferFacts(end);
+  if (f.overBudget || f.writers.size() > kMaxWriters)
+    return std::nullopt;
+  std::optional<uint32_t> sFirst = firstSlot(f.writers, f.writerSlots);
+  std::optional<uint32_t> cFirst = firstSlot(copy.writers, copy.writerSlots);
+  if (!sFirst || !cFirst || *sFirst >= *cFirst ||
+      !tracesTo(*sFirst, {end.steps.back().graph, end.steps.back().port}))
+    return std::nullopt;
+  for (uint32_t i = 0; i < *cFirst; ++i) // no input before C's may turn out to be C
+    if (i != *sFirst && hn.inputs.size() > i && hn.inputs[i] &&
+        traceSource(m_, index_, h.graph, *hn.inputs[i], maxTraceSteps_).kind ==
+            SourceKind::ControlFlow)
+      return std::nullopt;
+  for (NodeRef w : effectiveWriters(f.writers, f.writerSlots))
+    if (w != h && !precedesCopy(t, trace, w))
+      return std::nullopt;
+  // Every reader of C runs before H.
+  std::vector<SlotRef> visited;
+  std::vector<SlotRef> start = consumerSlots(m_, {t.graph, {t.node, 0}});
+  BufferUses uses = exploreUses(m_, index_, start, opts_.analysisBudget, &visited);
+  if (uses.overBudget || visited.size() > kMaxReaders)
+    return std::nullopt;
+  std::vector<NodeRef> readers;
+  for (const SlotRef &s : visited) {
+    NodeRef n{s.graph, s.slot.node};
+    if (n != h && opKind(m_.graph(n.graph).node(n.node)) != OpKind::Call &&
+        std::find(readers.begin(), readers.end(), n) == readers.end())
+      readers.push_back(n);
+  }
+  auto edges = orderBefore(readers, {h});
+  if (!edges)
+    return std::nullopt;
+  Verdict v;
+  v.outcome = Outcome::Delete;
+  v.rule = "ext-scribbled-pair";
+  v.looseSuccessors = true;
+  v.reason = kept.rule;
+  v.orderEdges = std::move(edges->edges);
+  v.trace = std::move(trace);
+  v.ends = std::move(ends);
+  return v;
+}
+
+std::optional<Verdict> TensorMoveDeleter::tryDeadLoopPair(NodeRef t, const Verdict &kept,
+                                                          SourceTrace trace,
+                                                          std::vector<SourceTrace> ends) {
+  // The copy C of a fresh S is written only by W, a While (its write-backs)
+  // that takes S too. When neither W's cond nor its body reads a loop
+  // variable bound to S or C, W's outputs for them have no consumers, and
+  // every other access of S or C runs before W, the buffers are dead from W
+  // on: until then C holds S's bytes in both graphs (every other writer of
+  // S precedes the copy), and what W's write-backs leave in the one merged
+  // buffer nobody reads. S must be fresh and neither may be a graph output
+  // (the caller would see the last write-back).
+  constexpr size_t kMaxWriters = 64; // writers checked per copy (cost bound)
+  constexpr size_t kMaxUses = 64;    // accesses examined per copy
+  const BufferUses &copy = tensorMoveUses(t);
+  if (ends.size() != 1 || copy.overBudget || !copy.rootOutputs.empty() ||
+      !copy.continuousUsers.empty() || copy.writers.empty())
+    return std::nullopt;
+  const SourceTrace &end = ends[0];
+  // S is made afresh, and W runs, once per run of the copy: in a loop
+  // around them the next run would find the write-backs' bytes.
+  if (end.kind != SourceKind::Ordinary || end.steps.empty() || end.steps.back().graph != t.graph ||
+      opKind(m_.graph(end.steps.back().graph).node(end.steps.back().port.node)) ==
+          OpKind::DataSource)
+    return std::nullopt;
+  const NodeRef w = copy.writers[0];
+  const Node &wn = m_.graph(w.graph).node(w.node);
+  if (w.graph != t.graph || opKind(wn) != OpKind::While || isInputMutable(wn) ||
+      wn.subgraphs.size() != 2 ||
+      std::any_of(copy.writers.begin(), copy.writers.end(), [&](NodeRef n) { return n != w; }))
+    return std::nullopt;
+  const BufferFacts &f = bufferFacts(end);
+  if (f.overBudget || !f.rootOutputs.empty() || f.continuous || f.writers.size() > kMaxWriters)
+    return std::nullopt;
+  // The loop variables bound to S or C: never read inside, never handed on.
+  std::set<uint32_t> vars;
+  for (const auto *u : {&f.writerSlots, &copy.writerSlots})
+    for (const SlotRef &slot : *u)
+      if (slot.graph == w.graph && slot.slot.node == w.node)
+        vars.insert(slot.slot.index);
+  if (vars.empty())
+    return std::nullopt;
+  for (uint32_t j : vars) {
+    if (j < wn.numOutputs && !wn.consumers[j].empty())
+      return std::nullopt;
+    for (GraphId sub : wn.subgraphs)
+      for (NodeId d : index_.dataForParentInput(sub, j)) {
+        const Node &data = m_.graph(sub).node(d);
+        for (uint32_t k = 0; k < data.numOutputs; ++k)
+          if (!data.consumers[k].empty())
+            return std::nullopt;
+      }
+  }
+  bool sawW = false;
+  for (NodeRef x : effectiveWriters(f.writers, f.writerSlots)) {
+    sawW = sawW || x == w;
+    if (x != w && !precedesCopy(t, trace, x))
+      return std::nullopt;
+  }
+  if (!sawW && std::find(f.writers.begin(), f.writers.end(), w) == f.writers.end())
+    return std::nullopt; // (W does not take S: tryWrittenCopy's case)
+  // Every other access of S or C runs before W.
+  std::vector<NodeRef> others;
+  std::vector<SlotRef> startC = consumerSlots(m_, {t.graph, {t.node, 0}});
+  std::vector<SlotRef> startS = bufferSlots(end);
+  for (const std::vector<SlotRef> *start : {&startC, &startS}) {
+    std::vector<SlotRef> visited;
+    BufferUses uses = exploreUses(m_, index_, *start, opts_.analysisBudget, &visited);
+    if (uses.overBudget || visited.size() > kMaxUses)
+      return std::nullopt;
+    for (const SlotRef &s : visited) {
+      NodeRef n{s.graph, s.slot.node};
+      if (n == w || n == t || opKind(m_.graph(n.graph).node(n.node)) == OpKind::Call ||
+          std::find(others.begin(), others.end(), n) != others.end())
+        continue;
+      others.push_back(n);
+    }
+  }
+  auto edges = orderBefore(others, {w});
+  if (!edges)
+    return std::nullopt;
+  Verdict v;
+  v.outcome = Outcome::Delete;
+  v.rule = "ext-dead-loop-pair";
   v.looseSuccessors = true;
   v.reason = kept.rule;
   v.orderEdges = std::move(edges->edges);
@@ -2516,6 +2787,10 @@ TensorMoveDeleteStats TensorMoveDeleter::run(std::vector<Remark> *remarks) {
                         ? "; nothing else needs the source once the copy's writes begin"
                     : rule == "ext-loop-write-back"
                         ? "; the body returns it as the loop variable it copies"
+                    : rule == "ext-dead-loop-pair" ? "; a loop that reads neither writes both last"
+                    : rule == "ext-scribbled-pair"
+                        ? "; its only writer scribbles the source first, after every reader of "
+                          "the copy"
                         : "; nothing writes the source after the copy, nor the copy") +
                    std::string(" (the design keeps it: ") + lifted + ")";
           if (!added.empty())
