@@ -182,11 +182,16 @@ private:
   /// on one buffer (semantics.md §6 exempts it): each is the copy or the very
   /// port the copy reads, in the copy's graph. The caller checks that port
   /// is one buffer.
-  bool exemptAfterMerge(NodeRef t, NodeRef user) const;
+  bool exemptAfterMerge(NodeRef t, NodeRef user);
+  /// The one buffer port `in` of graph `g` is bound to, as the port that
+  /// makes it (through views and ref outputs, and control flow that binds
+  /// one buffer only); nullopt when it is several or unknown.
+  std::optional<std::pair<GraphId, OutPort>> oneBufferOf(GraphId g, OutPort in);
   /// The merged buffer, a graph output wherever the copy is one, would
   /// conflict (semantics.md §6) with a continuous-input op reading the
   /// source that the original does not have that conflict with.
-  bool sourceLayoutAddsConflict(NodeRef t, const SourceTrace &end, const BufferUses &copy);
+  bool sourceLayoutAddsConflict(NodeRef t, const SourceTrace &end, const BufferUses &copy,
+                                bool oneBuffer);
   /// Extension ext-loop-variable: a copy of a While's loop variable inside
   /// the loop, when nothing in the loop writes that variable.
   std::optional<Verdict> tryLoopVariable(NodeRef t, const Verdict &kept, SourceTrace trace);
@@ -794,29 +799,17 @@ bool TensorMoveDeleter::anyNonExempt(const std::vector<NodeRef> &users) {
   // counts every such op.
   // Inputs on different ports count as one buffer when each traces (through
   // views and ref outputs) to the same port of one buffer.
-  auto bufferOf = [&](GraphId g, OutPort in) -> std::optional<std::pair<GraphId, OutPort>> {
-    SourceTrace tr = traceSource(m_, index_, g, in, maxTraceSteps_);
-    if (tr.kind == SourceKind::ControlFlow) {
-      std::optional<std::vector<SourceTrace>> ends = resolveControlFlow(tr);
-      if (!ends || ends->size() != 1 || (*ends)[0].steps.empty())
-        return std::nullopt;
-      return std::pair{(*ends)[0].steps.back().graph, (*ends)[0].steps.back().port};
-    }
-    if (tr.kind == SourceKind::None || tr.steps.empty())
-      return std::nullopt;
-    return std::pair{tr.steps.back().graph, tr.steps.back().port};
-  };
   auto exempt = [&](NodeRef u) {
     if (opts_.conservative)
       return false;
     const Node &n = m_.graph(u.graph).node(u.node);
     if (n.inputs.empty() || !n.inputs[0])
       return false;
-    auto first = bufferOf(u.graph, *n.inputs[0]);
+    auto first = oneBufferOf(u.graph, *n.inputs[0]);
     if (!first)
       return false;
     for (const auto &in : n.inputs)
-      if (!in || (*in != *n.inputs[0] && bufferOf(u.graph, *in) != first))
+      if (!in || (*in != *n.inputs[0] && oneBufferOf(u.graph, *in) != first))
         return false;
     return true;
   };
@@ -1296,34 +1289,77 @@ bool TensorMoveDeleter::continuousMergeAllowed(NodeRef t, const std::vector<Sour
 }
 
 bool TensorMoveDeleter::sourceLayoutAddsConflict(NodeRef t, const SourceTrace &end,
-                                                 const BufferUses &copy) {
+                                                 const BufferUses &copy, bool oneBuffer) {
   // A continuous-input op U reading the source conflicts with each graph
   // output the copy is, once the two are one buffer. The original has that
-  // conflict already when U reads the copy too (U takes two buffers there,
-  // so it is not exempt); an op exempt in the original or after the merge
-  // brings none.
+  // conflict already when the copy is those graph outputs itself (the root
+  // NetOutput takes its port) and U, not exempt, takes the copy's port too.
+  // (The buffer exploration over-approximates what reaches an op: a While's
+  // write-back copies bytes, not the buffer; found by graphvet fuzz
+  // --seed 17 during development.) An op exempt in the original, or after
+  // the merge with one source buffer, brings none.
   const BufferFacts &f = bufferFacts(end);
   if (!f.continuous || copy.rootOutputs.empty())
     return false;
   if (opts_.conservative)
     return true;
+  auto takesCopy = [&](NodeRef n) {
+    const Node &node = m_.graph(n.graph).node(n.node);
+    return n.graph == t.graph && std::any_of(node.inputs.begin(), node.inputs.end(),
+                                             [&](const std::optional<OutPort> &in) {
+                                               return in && *in == OutPort{t.node, 0};
+                                             });
+  };
+  NodeId netOut = index_.netOutput(0);
+  bool copyIsTheOutputs =
+      t.graph == 0 && netOut != kNoNode &&
+      std::all_of(copy.rootOutputs.begin(), copy.rootOutputs.end(), [&](uint32_t j) {
+        const Node &ret = m_.graph(0).node(netOut);
+        return j < ret.inputs.size() && ret.inputs[j] && *ret.inputs[j] == OutPort{t.node, 0};
+      });
   BufferUses uses = exploreUses(m_, index_, bufferSlots(end), opts_.analysisBudget);
   if (uses.overBudget)
     return true;
   return std::any_of(uses.continuousUsers.begin(), uses.continuousUsers.end(), [&](NodeRef u) {
-    return anyNonExempt({u}) && !exemptAfterMerge(t, u) &&
-           std::find(copy.continuousUsers.begin(), copy.continuousUsers.end(), u) ==
-               copy.continuousUsers.end();
+    return anyNonExempt({u}) && !(oneBuffer && exemptAfterMerge(t, u)) &&
+           !(copyIsTheOutputs && takesCopy(u));
   });
 }
 
-bool TensorMoveDeleter::exemptAfterMerge(NodeRef t, NodeRef user) const {
-  if (user.graph != t.graph)
-    return false;
+std::optional<std::pair<GraphId, OutPort>> TensorMoveDeleter::oneBufferOf(GraphId g, OutPort in) {
+  SourceTrace tr = traceSource(m_, index_, g, in, maxTraceSteps_);
+  if (tr.kind == SourceKind::ControlFlow) {
+    std::optional<std::vector<SourceTrace>> ends = resolveControlFlow(tr);
+    if (!ends || ends->size() != 1 || (*ends)[0].steps.empty())
+      return std::nullopt;
+    return std::pair{(*ends)[0].steps.back().graph, (*ends)[0].steps.back().port};
+  }
+  if (tr.kind == SourceKind::None || tr.steps.empty())
+    return std::nullopt;
+  return std::pair{tr.steps.back().graph, tr.steps.back().port};
+}
+
+bool TensorMoveDeleter::exemptAfterMerge(NodeRef t, NodeRef user) {
+  // Each input is the copy or the port it reads (in the copy's graph), or,
+  // anywhere, a port bound to the copy's buffer or to the source's one
+  // buffer (through views, ref outputs, a branch Data).
   const Node &n = m_.graph(user.graph).node(user.node);
   const Node &tm = m_.graph(t.graph).node(t.node);
+  const std::pair<GraphId, OutPort> copyBuffer{t.graph, OutPort{t.node, 0}};
+  auto sameAsSource = [&](GraphId g, OutPort in) {
+    if (opts_.conservative)
+      return false;
+    auto b = oneBufferOf(g, in);
+    if (!b)
+      return false;
+    if (*b == copyBuffer)
+      return true;
+    auto source = oneBufferOf(t.graph, *tm.inputs[0]);
+    return source && *b == *source;
+  };
   for (const auto &in : n.inputs)
-    if (!in || (*in != OutPort{t.node, 0} && *in != *tm.inputs[0]))
+    if (!in || (!(user.graph == t.graph && (*in == OutPort{t.node, 0} || *in == *tm.inputs[0])) &&
+                !sameAsSource(user.graph, *in)))
       return false;
   return !n.inputs.empty();
 }
@@ -1404,9 +1440,8 @@ std::optional<Verdict> TensorMoveDeleter::tryReadOnlyMemory(NodeRef t, const Ver
     // So are several graph outputs that all take the same port: they are one
     // buffer in every run already.
     bool sameOutput = end.kind == SourceKind::Ordinary && (both.size() == 1 || onePort(both));
-    if (!copy.rootOutputs.empty() &&
-        ((!f.rootOutputs.empty() && !granted && !sameOutput) ||
-         sourceLayoutAddsConflict(t, end, copy)))
+    if (!copy.rootOutputs.empty() && ((!f.rootOutputs.empty() && !granted && !sameOutput) ||
+                                      sourceLayoutAddsConflict(t, end, copy, ends->size() == 1)))
       return std::nullopt;
     for (NodeRef w : fWriters)
       if (!precedesCopy(t, trace, w, &copy) && std::find(late.begin(), late.end(), w) == late.end())
@@ -1709,8 +1744,8 @@ std::optional<Verdict> TensorMoveDeleter::tryWrittenCopy(NodeRef t, const Verdic
     const BufferFacts &f = bufferFacts(end);
     // S feeding a continuous-input op matters only when the merged buffer
     // becomes a graph output (semantics.md §6); a fresh S stays fresh.
-    if (f.overBudget || !f.rootOutputs.empty() || sourceLayoutAddsConflict(t, end, copy) ||
-        f.writers.size() > kMaxWriters)
+    if (f.overBudget || !f.rootOutputs.empty() ||
+        sourceLayoutAddsConflict(t, end, copy, ends.size() == 1) || f.writers.size() > kMaxWriters)
       return std::nullopt;
     for (NodeRef w : effectiveWriters(f.writers, f.writerSlots))
       if (!precedesCopy(t, trace, w))
