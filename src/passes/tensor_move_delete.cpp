@@ -224,7 +224,8 @@ private:
   std::optional<Verdict> tryWrittenCopy(NodeRef t, const Verdict &kept, SourceTrace trace,
                                         std::vector<SourceTrace> ends);
   /// Extension ext-scribbled-pair: a copy written only by a scribbler that
-  /// takes the source too, at an earlier input, and read only before it.
+  /// takes the source too; whichever of the two it takes later is accessed
+  /// only before it (and, for the source, seen by nobody afterwards).
   std::optional<Verdict> tryScribbledPair(NodeRef t, const Verdict &kept, SourceTrace trace,
                                           std::vector<SourceTrace> ends);
   /// Extension ext-dead-loop-pair: a copy written only by a While that also
@@ -1783,20 +1784,24 @@ std::optional<Verdict> TensorMoveDeleter::tryScribbledPair(NodeRef t, const Verd
                                                            SourceTrace trace,
                                                            std::vector<SourceTrace> ends) {
   // The copy C of S is written only by H, an op scribbling on its inputs
-  // (semantics.md §1), which takes S too, at an input before every input
-  // taking C. Until H runs, C holds S's bytes in both graphs (every other
-  // writer of S precedes the copy), so H reads the same bytes. H scribbles
-  // each input buffer once, as a function of its old content (the oracle
-  // also mixes in the first input position taking the buffer): after the
-  // deletion the one buffer gets exactly S's scribble, whoever sees S
-  // later sees what it saw before, and C's own scribble is lost, which no
-  // one notices when every reader of C runs before H and C is no graph
-  // output. S may be anything H may scribble (no weight): its final bytes
-  // are unchanged.
+  // (semantics.md §1), which takes S too. Until H runs, C holds S's bytes
+  // in both graphs (every other writer of S precedes the copy), so H reads
+  // the same bytes. H scribbles each input buffer once, as a function of
+  // its old content (the oracle also mixes in the first input position
+  // taking the buffer): after the deletion the one buffer gets the scribble
+  // of whichever of S and C H takes first, and the other's is lost.
+  // - S first: whoever sees S later sees what it saw before; C's scribble
+  //   goes unnoticed when every reader of C runs before H and C is no graph
+  //   output. S may be anything H may scribble (no weight).
+  // - C first: whoever reads C later (a graph output included) reads what
+  //   it read before; S's scribble goes unnoticed when every other access
+  //   of S runs before H and nobody sees S afterwards: S is a fresh buffer
+  //   that is no graph output, or a user input whose content after the run
+  //   the options leave unspecified (and that C's graph outputs may share).
   constexpr size_t kMaxWriters = 64; // writers checked per copy (cost bound)
-  constexpr size_t kMaxReaders = 64; // readers of the copy examined (cost bound)
+  constexpr size_t kMaxUses = 64;    // accesses examined per copy (cost bound)
   const BufferUses &copy = tensorMoveUses(t);
-  if (ends.size() != 1 || copy.overBudget || !copy.rootOutputs.empty() ||
+  if (ends.size() != 1 || copy.overBudget ||
       (!copy.continuousUsers.empty() && !continuousMergeAllowed(t, ends, copy)))
     return std::nullopt;
   const SourceTrace &end = ends[0];
@@ -1838,31 +1843,57 @@ std::optional<Verdict> TensorMoveDeleter::tryScribbledPair(NodeRef t, const Verd
     return std::nullopt;
   std::optional<uint32_t> sFirst = firstSlot(f.writers, f.writerSlots);
   std::optional<uint32_t> cFirst = firstSlot(copy.writers, copy.writerSlots);
-  if (!sFirst || !cFirst || *sFirst >= *cFirst ||
-      !tracesTo(*sFirst, {end.steps.back().graph, end.steps.back().port}))
+  if (!sFirst || !cFirst || *sFirst == *cFirst)
     return std::nullopt;
-  for (uint32_t i = 0; i < *cFirst; ++i) // no input before C's may turn out to be C
-    if (i != *sFirst && hn.inputs.size() > i && hn.inputs[i] &&
+  const bool sourceFirst = *sFirst < *cFirst;
+  const PortRef sourcePort{end.steps.back().graph, end.steps.back().port};
+  const PortRef copyPort{t.graph, {t.node, 0}};
+  if (sourceFirst ? !tracesTo(*sFirst, sourcePort) : !tracesTo(*cFirst, copyPort))
+    return std::nullopt;
+  // No other input before the later of the two may turn out to be either.
+  const uint32_t first = std::min(*sFirst, *cFirst), second = std::max(*sFirst, *cFirst);
+  for (uint32_t i = 0; i < second; ++i)
+    if (i != first && hn.inputs.size() > i && hn.inputs[i] &&
         traceSource(m_, index_, h.graph, *hn.inputs[i], maxTraceSteps_).kind ==
             SourceKind::ControlFlow)
       return std::nullopt;
   for (NodeRef w : effectiveWriters(f.writers, f.writerSlots))
     if (w != h && !precedesCopy(t, trace, w))
       return std::nullopt;
-  // Every reader of C runs before H.
+  // The buffer whose scribble is lost: every other access of it runs before H.
   std::vector<SlotRef> visited;
-  std::vector<SlotRef> start = consumerSlots(m_, {t.graph, {t.node, 0}});
+  std::vector<SlotRef> start =
+      sourceFirst ? consumerSlots(m_, {t.graph, {t.node, 0}}) : bufferSlots(end);
   BufferUses uses = exploreUses(m_, index_, start, opts_.analysisBudget, &visited);
-  if (uses.overBudget || visited.size() > kMaxReaders)
+  if (uses.overBudget || visited.size() > kMaxUses)
     return std::nullopt;
-  std::vector<NodeRef> readers;
+  if (sourceFirst) {
+    if (!copy.rootOutputs.empty())
+      return std::nullopt;
+  } else {
+    bool fresh = end.kind == SourceKind::Ordinary &&
+                 opKind(m_.graph(end.steps.back().graph).node(end.steps.back().port.node)) !=
+                     OpKind::DataSource;
+    bool granted = false;
+    if (end.kind == SourceKind::UserInput) {
+      std::set<uint32_t> allowed = opts_.grants.outputsFor(end.userInput);
+      bool anyOutput = opts_.grants.reusableInputs.count(end.userInput) > 0;
+      granted = (anyOutput || !allowed.empty()) &&
+                std::all_of(copy.rootOutputs.begin(), copy.rootOutputs.end(),
+                            [&](uint32_t j) { return anyOutput || allowed.count(j) > 0; });
+    }
+    if ((!fresh && !granted) || !f.rootOutputs.empty() ||
+        sourceLayoutAddsConflict(t, end, copy, true))
+      return std::nullopt;
+  }
+  std::vector<NodeRef> others;
   for (const SlotRef &s : visited) {
     NodeRef n{s.graph, s.slot.node};
-    if (n != h && opKind(m_.graph(n.graph).node(n.node)) != OpKind::Call &&
-        std::find(readers.begin(), readers.end(), n) == readers.end())
-      readers.push_back(n);
+    if (n != h && n != t && opKind(m_.graph(n.graph).node(n.node)) != OpKind::Call &&
+        std::find(others.begin(), others.end(), n) == others.end())
+      others.push_back(n);
   }
-  auto edges = orderBefore(readers, {h});
+  auto edges = orderBefore(others, {h});
   if (!edges)
     return std::nullopt;
   Verdict v;
@@ -2824,8 +2855,8 @@ TensorMoveDeleteStats TensorMoveDeleter::run(std::vector<Remark> *remarks) {
                         ? "; the body returns it as the loop variable it copies"
                     : rule == "ext-dead-loop-pair" ? "; a loop that reads neither writes both last"
                     : rule == "ext-scribbled-pair"
-                        ? "; its only writer scribbles the source first, after every reader of "
-                          "the copy"
+                        ? "; its only writer scribbles the source too, after every access of "
+                          "the one whose scribble is lost"
                         : "; nothing writes the source after the copy, nor the copy") +
                    std::string(" (the design keeps it: ") + lifted + ")";
           if (!added.empty())
