@@ -239,8 +239,10 @@ private:
   /// missing or the expansion budget runs out. With `allBindings`, every
   /// binding of the memory plan is followed instead: a loop's Data too, and
   /// a slot left unconnected or unbound ends at the port's own buffer.
-  std::optional<std::vector<SourceTrace>> resolveControlFlow(const SourceTrace &trace,
-                                                             bool allBindings = false);
+  /// `followLoops` follows a loop Data to the While's input (the loop
+  /// variable's buffer) without the rest of allBindings.
+  std::optional<std::vector<SourceTrace>>
+  resolveControlFlow(const SourceTrace &trace, bool allBindings = false, bool followLoops = false);
   /// The byte size of the buffer a trace really ends at: every buffer
   /// resolveControlFlow(trace, true) finds, when they agree. nullopt when
   /// they differ in size or the walk is cut off.
@@ -658,7 +660,8 @@ Verdict TensorMoveDeleter::decideByDesign(NodeRef t) {
 }
 
 std::optional<std::vector<SourceTrace>>
-TensorMoveDeleter::resolveControlFlow(const SourceTrace &trace, bool allBindings) {
+TensorMoveDeleter::resolveControlFlow(const SourceTrace &trace, bool allBindings,
+                                      bool followLoops) {
   // Each expansion follows one control-flow step; the bound keeps a deep or
   // wide nest of branches from costing more than a short walk per copy.
   constexpr size_t kMaxExpansions = 64;
@@ -689,12 +692,12 @@ TensorMoveDeleter::resolveControlFlow(const SourceTrace &trace, bool allBindings
     if (opKind(n) == OpKind::DataSource) {
       // A branch Data is bound to the holder's input (semantics.md §1); a
       // loop variable is written back by the While itself: not read-only
-      // (followed only for allBindings).
+      // (followed only for allBindings or followLoops).
       if (graph.parentNode == kNoNode)
         return std::nullopt;
       const Node &holder = m_.graph(graph.parentGraph).node(graph.parentNode);
       auto p = n.intAttr("_parent_node_index");
-      if ((opKind(holder) == OpKind::While && !allBindings) || !p || *p < 0 ||
+      if ((opKind(holder) == OpKind::While && !allBindings && !followLoops) || !p || *p < 0 ||
           *p >= int64_t(holder.inputs.size()))
         return std::nullopt;
       if (!holder.inputs[size_t(*p)]) {
@@ -1380,6 +1383,7 @@ std::optional<Verdict> TensorMoveDeleter::tryReadOnlyMemory(NodeRef t, const Ver
   SourceTrace trace = traceSource(m_, index_, t.graph, *tm.inputs[0], maxTraceSteps_);
   bool viaControlFlow = trace.kind == SourceKind::ControlFlow;
   std::optional<std::vector<SourceTrace>> ends;
+  bool viaLoopVariable = false;
   if (viaControlFlow)
     ends = resolveControlFlow(trace);
   else if (trace.kind != SourceKind::None && !trace.steps.empty())
@@ -1387,7 +1391,14 @@ std::optional<Verdict> TensorMoveDeleter::tryReadOnlyMemory(NodeRef t, const Ver
   if (viaControlFlow && !ends) {
     if (auto v = tryLoopVariable(t, kept, trace))
       return v;
-    return tryLoopWriteBack(t, kept, std::move(trace));
+    if (auto v = tryLoopWriteBack(t, kept, trace))
+      return v;
+    // The loop variables themselves, as any source of a copy nobody writes:
+    // the While is one of their writers (its write-back), ordered below
+    // like the others. (A written copy would carry its writes into the
+    // variable, and so into the next iteration's reads.)
+    ends = resolveControlFlow(trace, /*allBindings=*/false, /*followLoops=*/true);
+    viaLoopVariable = true;
   }
   if (!ends || ends->empty())
     return std::nullopt;
@@ -1398,6 +1409,8 @@ std::optional<Verdict> TensorMoveDeleter::tryReadOnlyMemory(NodeRef t, const Ver
   }
   const BufferUses &copy = tensorMoveUses(t);
   if (!copy.overBudget && !effectiveWriters(copy, ends->size() == 1).empty()) {
+    if (viaLoopVariable)
+      return std::nullopt;
     if (auto v = tryWrittenCopy(t, kept, trace, *ends))
       return v;
     if (auto v = tryScribbledPair(t, kept, trace, *ends))
@@ -1500,10 +1513,12 @@ std::optional<Verdict> TensorMoveDeleter::tryLoopVariable(NodeRef t, const Verdi
   SourceTrace outer =
       traceSource(m_, index_, bodyGraph.parentGraph, *loop.inputs[size_t(*p)], maxTraceSteps_);
   // The loop's input may itself come out of control flow: every buffer it
-  // can be (as for ext-readonly-control-flow).
+  // can be (as for ext-readonly-control-flow), an enclosing loop's variable
+  // included (that loop writes it back only around this one, a step of its
+  // cond or body).
   std::optional<std::vector<SourceTrace>> reals;
   if (outer.kind == SourceKind::ControlFlow)
-    reals = resolveControlFlow(outer);
+    reals = resolveControlFlow(outer, /*allBindings=*/false, /*followLoops=*/true);
   else if (outer.kind != SourceKind::None && !outer.steps.empty())
     reals = std::vector<SourceTrace>{outer};
   if (!reals || reals->empty())
