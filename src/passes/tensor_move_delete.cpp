@@ -1333,7 +1333,8 @@ bool TensorMoveDeleter::sourceLayoutAddsConflict(NodeRef t, const SourceTrace &e
 std::optional<std::pair<GraphId, OutPort>> TensorMoveDeleter::oneBufferOf(GraphId g, OutPort in) {
   SourceTrace tr = traceSource(m_, index_, g, in, maxTraceSteps_);
   if (tr.kind == SourceKind::ControlFlow) {
-    std::optional<std::vector<SourceTrace>> ends = resolveControlFlow(tr);
+    std::optional<std::vector<SourceTrace>> ends =
+        resolveControlFlow(tr, /*allBindings=*/false, /*followLoops=*/true);
     if (!ends || ends->size() != 1 || (*ends)[0].steps.empty())
       return std::nullopt;
     return std::pair{(*ends)[0].steps.back().graph, (*ends)[0].steps.back().port};
