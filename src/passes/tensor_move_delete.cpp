@@ -227,7 +227,7 @@ private:
   /// takes the source too; whichever of the two it takes later is accessed
   /// only before it (and, for the source, seen by nobody afterwards).
   std::optional<Verdict> tryScribbledPair(NodeRef t, const Verdict &kept, SourceTrace trace,
-                                          std::vector<SourceTrace> ends);
+                                          std::vector<SourceTrace> ends, bool sourceFirstOnly);
   /// Extension ext-dead-loop-pair: a copy written only by a While that also
   /// takes the (fresh) source, reads neither inside and hands neither on.
   std::optional<Verdict> tryDeadLoopPair(NodeRef t, const Verdict &kept, SourceTrace trace,
@@ -1410,11 +1410,14 @@ std::optional<Verdict> TensorMoveDeleter::tryReadOnlyMemory(NodeRef t, const Ver
   }
   const BufferUses &copy = tensorMoveUses(t);
   if (!copy.overBudget && !effectiveWriters(copy, ends->size() == 1).empty()) {
+    // A written copy of a loop variable would carry its writes into the
+    // variable, and so into the next iteration, unless the merged buffer
+    // ends each scribble exactly like the variable (the source first).
     if (viaLoopVariable)
-      return std::nullopt;
+      return tryScribbledPair(t, kept, std::move(trace), std::move(*ends), true);
     if (auto v = tryWrittenCopy(t, kept, trace, *ends))
       return v;
-    if (auto v = tryScribbledPair(t, kept, trace, *ends))
+    if (auto v = tryScribbledPair(t, kept, trace, *ends, false))
       return v;
     return tryDeadLoopPair(t, kept, std::move(trace), std::move(*ends));
   }
@@ -1798,7 +1801,8 @@ std::optional<Verdict> TensorMoveDeleter::tryWrittenCopy(NodeRef t, const Verdic
 
 std::optional<Verdict> TensorMoveDeleter::tryScribbledPair(NodeRef t, const Verdict &kept,
                                                            SourceTrace trace,
-                                                           std::vector<SourceTrace> ends) {
+                                                           std::vector<SourceTrace> ends,
+                                                           bool sourceFirstOnly) {
   // The copy C of S is written only by H, an op scribbling on its inputs
   // (semantics.md §1), which takes S too. Until H runs, C holds S's bytes
   // in both graphs (every other writer of S precedes the copy), so H reads
@@ -1850,9 +1854,8 @@ std::optional<Verdict> TensorMoveDeleter::tryScribbledPair(NodeRef t, const Verd
   auto tracesTo = [&](uint32_t slot, PortRef port) {
     if (slot >= hn.inputs.size() || !hn.inputs[slot])
       return false;
-    SourceTrace in = traceSource(m_, index_, h.graph, *hn.inputs[slot], maxTraceSteps_);
-    return in.kind != SourceKind::ControlFlow && in.kind != SourceKind::None && !in.steps.empty() &&
-           in.steps.back().graph == port.graph && in.steps.back().port == port.port;
+    auto b = oneBufferOf(h.graph, *hn.inputs[slot]);
+    return b && b->first == port.graph && b->second == port.port;
   };
   const BufferFacts &f = bufferFacts(end);
   if (f.overBudget || f.writers.size() > kMaxWriters)
@@ -1862,19 +1865,23 @@ std::optional<Verdict> TensorMoveDeleter::tryScribbledPair(NodeRef t, const Verd
   if (!sFirst || !cFirst || *sFirst == *cFirst)
     return std::nullopt;
   const bool sourceFirst = *sFirst < *cFirst;
+  if (!sourceFirst && sourceFirstOnly)
+    return std::nullopt;
   const PortRef sourcePort{end.steps.back().graph, end.steps.back().port};
   const PortRef copyPort{t.graph, {t.node, 0}};
   if (sourceFirst ? !tracesTo(*sFirst, sourcePort) : !tracesTo(*cFirst, copyPort))
     return std::nullopt;
-  // No other input before the later of the two may turn out to be either.
+  // No other input before the later of the two may turn out to be either:
+  // each is bound to one known buffer.
   const uint32_t first = std::min(*sFirst, *cFirst), second = std::max(*sFirst, *cFirst);
   for (uint32_t i = 0; i < second; ++i)
-    if (i != first && hn.inputs.size() > i && hn.inputs[i] &&
-        traceSource(m_, index_, h.graph, *hn.inputs[i], maxTraceSteps_).kind ==
-            SourceKind::ControlFlow)
+    if (i != first && hn.inputs.size() > i && hn.inputs[i] && !oneBufferOf(h.graph, *hn.inputs[i]))
       return std::nullopt;
+  // (A While holding the copy, and so H, writes back only between runs of
+  // that subgraph: never between the copy and H.)
   for (NodeRef w : effectiveWriters(f.writers, f.writerSlots))
-    if (w != h && !precedesCopy(t, trace, w))
+    if (w != h && !precedesCopy(t, trace, w) &&
+        !(opKind(m_.graph(w.graph).node(w.node)) == OpKind::While && subgraphOf(w, t) != kNoGraph))
       return std::nullopt;
   // The buffer whose scribble is lost: every other access of it runs before H.
   std::vector<SlotRef> visited;
