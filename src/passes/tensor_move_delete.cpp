@@ -232,6 +232,10 @@ private:
   /// takes the (fresh) source, reads neither inside and hands neither on.
   std::optional<Verdict> tryDeadLoopPair(NodeRef t, const Verdict &kept, SourceTrace trace,
                                          std::vector<SourceTrace> ends);
+  /// Extension ext-loop-mirror: a copy written only by a While that takes
+  /// the source too and keeps every loop variable bound to either equal.
+  std::optional<Verdict> tryLoopMirror(NodeRef t, const Verdict &kept, SourceTrace trace,
+                                       std::vector<SourceTrace> ends);
   /// The possible real sources of a trace that ended at control flow: a
   /// branch Data continues at the holder's input, an If/Case output at every
   /// branch's result, a While output at the While's input (its loop variable
@@ -1419,7 +1423,9 @@ std::optional<Verdict> TensorMoveDeleter::tryReadOnlyMemory(NodeRef t, const Ver
       return v;
     if (auto v = tryScribbledPair(t, kept, trace, *ends, false))
       return v;
-    return tryDeadLoopPair(t, kept, std::move(trace), std::move(*ends));
+    if (auto v = tryDeadLoopPair(t, kept, trace, *ends))
+      return v;
+    return tryLoopMirror(t, kept, std::move(trace), std::move(*ends));
   }
   if (copy.overBudget || (!copy.continuousUsers.empty() && !continuousMergeAllowed(t, *ends, copy)))
     return std::nullopt;
@@ -2016,6 +2022,121 @@ std::optional<Verdict> TensorMoveDeleter::tryDeadLoopPair(NodeRef t, const Verdi
   v.looseSuccessors = true;
   v.reason = kept.rule;
   v.orderEdges = std::move(edges->edges);
+  v.trace = std::move(trace);
+  v.ends = std::move(ends);
+  return v;
+}
+
+std::optional<Verdict> TensorMoveDeleter::tryLoopMirror(NodeRef t, const Verdict &kept,
+                                                        SourceTrace trace,
+                                                        std::vector<SourceTrace> ends) {
+  // The copy C of S is written only by W, a While in the copy's graph that
+  // takes S too. When every loop variable bound to S or C gets back, at
+  // each write-back, the same bytes (one and the same body port for all,
+  // or each one of these variables itself or another of them), and nothing
+  // inside the loop writes them in place, the variables hold equal bytes
+  // throughout: they start equal (every other writer of S precedes the
+  // copy) and W writes the same into both. S and C then hold equal bytes at
+  // all times from the copy on, which one buffer does as well.
+  constexpr size_t kMaxWriters = 64; // writers checked per copy (cost bound)
+  const BufferUses &copy = tensorMoveUses(t);
+  if (ends.size() != 1 || copy.overBudget || copy.writers.empty() ||
+      (!copy.continuousUsers.empty() && !continuousMergeAllowed(t, ends, copy)))
+    return std::nullopt;
+  const SourceTrace &end = ends[0];
+  if (end.steps.empty() || (end.kind != SourceKind::Ordinary && end.kind != SourceKind::UserInput &&
+                            end.kind != SourceKind::UnnamedUserInput))
+    return std::nullopt;
+  const NodeRef w = copy.writers[0];
+  const Node &wn = m_.graph(w.graph).node(w.node);
+  if (w.graph != t.graph || opKind(wn) != OpKind::While || isInputMutable(wn) ||
+      wn.subgraphs.size() != 2 ||
+      std::any_of(copy.writers.begin(), copy.writers.end(), [&](NodeRef n) { return n != w; }))
+    return std::nullopt;
+  const BufferFacts &f = bufferFacts(end);
+  if (f.overBudget || f.writers.size() > kMaxWriters)
+    return std::nullopt;
+  for (NodeRef x : effectiveWriters(f.writers, f.writerSlots))
+    if (x != w && !precedesCopy(t, trace, x))
+      return std::nullopt;
+  // The loop variables bound to S (P) and to C (Q), each bound statically.
+  const std::pair<GraphId, OutPort> sBuffer{end.steps.back().graph, end.steps.back().port};
+  const std::pair<GraphId, OutPort> cBuffer{t.graph, OutPort{t.node, 0}};
+  std::set<uint32_t> vars;
+  bool takesS = false, takesC = false;
+  for (const auto *u : {&f.writerSlots, &copy.writerSlots})
+    for (const SlotRef &slot : *u)
+      if (slot.graph == w.graph && slot.slot.node == w.node)
+        vars.insert(slot.slot.index);
+  for (uint32_t j : vars) {
+    auto b =
+        j < wn.inputs.size() && wn.inputs[j] ? oneBufferOf(w.graph, *wn.inputs[j]) : std::nullopt;
+    if (!b || (*b != sBuffer && *b != cBuffer))
+      return std::nullopt;
+    takesS = takesS || *b == sBuffer;
+    takesC = takesC || *b == cBuffer;
+  }
+  if (!takesS || !takesC)
+    return std::nullopt;
+  // The write-back: the same port for all, or these variables themselves.
+  GraphId body = wn.subgraphs[1];
+  NodeId netOut = index_.netOutput(body);
+  if (netOut == kNoNode)
+    return std::nullopt;
+  const Node &ret = m_.graph(body).node(netOut);
+  std::optional<OutPort> common;
+  bool anyPort = false, anyVariable = false;
+  for (uint32_t j : vars) {
+    auto slots = index_.resultSlots(body, j);
+    if (slots.empty()) {
+      anyVariable = true; // not written back: keeps its bytes
+      continue;
+    }
+    if (slots.size() != 1 || slots[0] >= ret.inputs.size() || !ret.inputs[slots[0]])
+      return std::nullopt;
+    OutPort r = *ret.inputs[slots[0]];
+    SourceTrace rt = traceSource(m_, index_, body, r, maxTraceSteps_);
+    if (!rt.steps.empty() && !rt.refOnPath && rt.steps.back().graph == body) {
+      const Node &d = m_.graph(body).node(rt.steps.back().port.node);
+      auto p = d.intAttr("_parent_node_index");
+      if (opKind(d) == OpKind::DataSource && p && *p >= 0 && vars.count(uint32_t(*p))) {
+        anyVariable = true;
+        continue;
+      }
+    }
+    if (common && *common != r)
+      return std::nullopt;
+    common = r;
+    anyPort = true;
+  }
+  if (anyPort && anyVariable)
+    return std::nullopt;
+  // Nothing inside the loop writes these variables in place.
+  for (GraphId sub : wn.subgraphs)
+    for (uint32_t j : vars) {
+      std::vector<SlotRef> slots;
+      for (NodeId d : index_.dataForParentInput(sub, j))
+        for (uint32_t k = 0; k < m_.graph(sub).node(d).numOutputs; ++k)
+          for (const SlotRef &sl : consumerSlots(m_, {sub, {d, k}}))
+            slots.push_back(sl);
+      BufferUses inside = exploreUses(m_, index_, slots, opts_.analysisBudget);
+      if (inside.overBudget || !inside.writers.empty() || writes(inside.access))
+        return std::nullopt;
+    }
+  // Graph outputs: the merged buffer may become one only if S is fresh and
+  // no graph output itself (no new alias, no new layout conflict).
+  if (!copy.rootOutputs.empty()) {
+    bool fresh = end.kind == SourceKind::Ordinary &&
+                 opKind(m_.graph(end.steps.back().graph).node(end.steps.back().port.node)) !=
+                     OpKind::DataSource;
+    if (!fresh || !f.rootOutputs.empty() || sourceLayoutAddsConflict(t, end, copy, true))
+      return std::nullopt;
+  }
+  Verdict v;
+  v.outcome = Outcome::Delete;
+  v.rule = "ext-loop-mirror";
+  v.looseSuccessors = true;
+  v.reason = kept.rule;
   v.trace = std::move(trace);
   v.ends = std::move(ends);
   return v;
@@ -2876,6 +2997,8 @@ TensorMoveDeleteStats TensorMoveDeleter::run(std::vector<Remark> *remarks) {
                         ? "; nothing else needs the source once the copy's writes begin"
                     : rule == "ext-loop-write-back"
                         ? "; the body returns it as the loop variable it copies"
+                    : rule == "ext-loop-mirror"
+                        ? "; the only writer is a loop that keeps the copy equal to the source"
                     : rule == "ext-dead-loop-pair" ? "; a loop that reads neither writes both last"
                     : rule == "ext-scribbled-pair"
                         ? "; its only writer scribbles the source too, after every access of "
