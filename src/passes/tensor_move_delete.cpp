@@ -2866,6 +2866,31 @@ void TensorMoveDeleter::requeueNeighbours(NodeRef t, OutPort producer,
     SourceTrace up = traceSource(m_, index_, t.graph, producer, maxTraceSteps_);
     if (!up.steps.empty())
       candidates.push_back({up.steps.back().graph, up.steps.back().port.node});
+    // ...and the kept copies of that buffer beside the views on the way
+    // (they feed the same continuous-input ops, say)...
+    for (const TraceStep &step : up.steps)
+      if (auto it = keptByPort_.find(PortRef{step.graph, step.port}); it != keptByPort_.end())
+        candidates.insert(candidates.end(), it->second.begin(), it->second.end());
+    // ...the kept copies of the other Data bound to the same holder input
+    // (the other branches, a loop's cond and body)...
+    if (up.kind == SourceKind::ControlFlow && !up.steps.empty()) {
+      const TraceStep &end = up.steps.back();
+      const Graph &eg = m_.graph(end.graph);
+      const Node &data = eg.node(end.port.node);
+      auto p = data.intAttr("_parent_node_index");
+      if (opKind(data) == OpKind::DataSource && p && *p >= 0 && eg.parentNode != kNoNode &&
+          eg.parentGraph != kNoGraph)
+        for (GraphId sub : m_.graph(eg.parentGraph).node(eg.parentNode).subgraphs)
+          for (NodeId d : index_.dataForParentInput(sub, uint32_t(*p)))
+            if (auto it = keptByPort_.find(PortRef{sub, {d, 0}}); it != keptByPort_.end())
+              candidates.insert(candidates.end(), it->second.begin(), it->second.end());
+    }
+    // ...through control flow too (a branch Data is its holder's input).
+    if (up.kind == SourceKind::ControlFlow)
+      if (auto ends = resolveControlFlow(up, /*allBindings=*/false, /*followLoops=*/true))
+        for (const SourceTrace &end : *ends)
+          if (!end.steps.empty())
+            candidates.push_back({end.steps.back().graph, end.steps.back().port.node});
   }
   // A deletion in a While's body can make a result the loop variable itself,
   // which the While then no longer writes back (effectiveWriters): the kept
@@ -2953,6 +2978,8 @@ TensorMoveDeleteStats TensorMoveDeleter::run(std::vector<Remark> *remarks) {
   std::vector<std::optional<Remark>> log;
   log.reserve(all.size());
 
+  // Deletions since the kept copies were last all decided (extensions).
+  size_t deletedSinceSweep = 0;
   for (;;) {
     while (!queue_.empty()) {
       NodeRef t = queue_.front();
@@ -3014,6 +3041,7 @@ TensorMoveDeleteStats TensorMoveDeleter::run(std::vector<Remark> *remarks) {
           remark.rule = rule;
           remark.message = msg;
           requeueNeighbours(t, producer, consumers, ctrlNeighbours);
+          ++deletedSinceSweep;
           break;
         }
         // The surgery was refused (v now keeps): a design verdict whose
@@ -3054,12 +3082,24 @@ TensorMoveDeleteStats TensorMoveDeleter::run(std::vector<Remark> *remarks) {
       st.logIndex = log.size();
       log.push_back(std::move(remark));
     }
-    // A While body's result became its loop variable (loopResultsChanged_):
-    // decide the kept copies once more. Bounded: each decision spends one
-    // of a copy's visits.
-    if (!loopResultsChanged_)
+    // A While body's result became its loop variable (loopResultsChanged_),
+    // or, with the extensions, some copy went since the kept ones were last
+    // all decided: decide them once more, so that the result is a fixpoint
+    // (a second run changes nothing). The extensions see one buffer through
+    // views, ref outputs and control flow, so a deletion can lift a keep far
+    // from its neighbours (requeueNeighbours covers the near ones; found by
+    // PassProps.ASecondRunChangesNothing, RC seeds 320, 327, 352, 378).
+    // Bounded: each decision spends one of a copy's visits, and a sweep
+    // that deletes nothing ends the loop.
+    bool sweep = loopResultsChanged_ || (!opts_.conservative && deletedSinceSweep > 0);
+    if (!sweep)
       break;
     loopResultsChanged_ = false;
+    deletedSinceSweep = 0;
+    // Facts cached per buffer only grow with merges; a merge can also make
+    // a continuous-input op exempt (all inputs one buffer now), which only a
+    // fresh look sees.
+    facts_.clear();
     for (NodeRef t : all) {
       TensorMoveState *st = stateOf(t);
       if (!m_.graph(t.graph).node(t.node).alive || !st || !st->decided || st->queued ||
