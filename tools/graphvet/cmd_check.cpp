@@ -33,14 +33,6 @@ struct CheckCmdOptions {
   bool json = false;
 };
 
-std::string trim(const std::string &s) {
-  size_t b = s.find_first_not_of(" \t");
-  if (b == std::string::npos)
-    return "";
-  size_t e = s.find_last_not_of(" \t");
-  return s.substr(b, e - b + 1);
-}
-
 int exitFor(oracle::Verdict v) {
   switch (v) {
   case oracle::Verdict::Sound:
@@ -134,14 +126,8 @@ int checkFiles(const CheckCmdOptions &opts) {
   PipelineOptions pipeline;
   pipeline.optLevel = opts.optLevel;
   pipeline.disabled = opts.disabled;
-  for (const std::string &kv : opts.options) {
-    size_t eq = kv.find('=');
-    if (eq == std::string::npos || trim(kv.substr(0, eq)).empty()) {
-      std::cerr << "graphvet check: error: --option expects KEY=VALUE, got '" << kv << "'\n";
-      return kExitBadInput;
-    }
-    pipeline.optionOverrides[trim(kv.substr(0, eq))] = kv.substr(eq + 1);
-  }
+  if (!applyOptionOverrides(opts.options, "check", pipeline, std::cerr))
+    return kExitBadInput;
   if (!applyPassList(opts.passes, opts.disabled, "check", pipeline, std::cerr))
     return kExitBadInput;
   const bool several = opts.files.size() > 1;

@@ -173,14 +173,8 @@ int runOpt(const OptOptions &opts) {
   pipeline.disabled = opts.disabled;
   pipeline.verifyEach = opts.verifyEach;
   pipeline.conservative = opts.tmConservative;
-  for (const std::string &kv : opts.options) {
-    size_t eq = kv.find('=');
-    if (eq == std::string::npos || trim(kv.substr(0, eq)).empty()) {
-      std::cerr << "graphvet opt: error: --option expects KEY=VALUE, got '" << kv << "'\n";
-      return kExitBadInput;
-    }
-    pipeline.optionOverrides[trim(kv.substr(0, eq))] = kv.substr(eq + 1);
-  }
+  if (!applyOptionOverrides(opts.options, "opt", pipeline, std::cerr))
+    return kExitBadInput;
   // Reject unknown pass names before touching the input.
   if (!applyPassList(opts.passes, opts.disabled, "opt", pipeline, std::cerr))
     return kExitBadInput;

@@ -45,6 +45,13 @@ bool stderrIsTerminal();
 bool applyPassList(const std::optional<std::string> &list, const std::vector<std::string> &disabled,
                    std::string_view command, PipelineOptions &pipeline, std::ostream &err);
 
+/// Applies `--option KEY=VALUE` items (key trimmed) to
+/// `pipeline.optionOverrides`. On an item without `=` or with an empty key
+/// prints "graphvet COMMAND: error: --option expects KEY=VALUE, got '...'" to
+/// `err` and returns false.
+bool applyOptionOverrides(const std::vector<std::string> &items, std::string_view command,
+                          PipelineOptions &pipeline, std::ostream &err);
+
 void registerShow(CLI::App &app, CommandContext &ctx);
 void registerOpt(CLI::App &app, CommandContext &ctx);
 void registerRun(CLI::App &app, CommandContext &ctx);

@@ -48,6 +48,27 @@ bool stderrIsTerminal() {
   return isatty(STDERR_FILENO) != 0;
 }
 
+bool applyOptionOverrides(const std::vector<std::string> &items, std::string_view command,
+                          PipelineOptions &pipeline, std::ostream &err) {
+  auto trim = [](std::string_view v) {
+    size_t b = v.find_first_not_of(" \t");
+    if (b == std::string_view::npos)
+      return std::string();
+    size_t e = v.find_last_not_of(" \t");
+    return std::string(v.substr(b, e - b + 1));
+  };
+  for (const std::string &kv : items) {
+    size_t eq = kv.find('=');
+    std::string key = eq == std::string::npos ? "" : trim(std::string_view(kv).substr(0, eq));
+    if (key.empty()) {
+      err << "graphvet " << command << ": error: --option expects KEY=VALUE, got '" << kv << "'\n";
+      return false;
+    }
+    pipeline.optionOverrides[key] = kv.substr(eq + 1);
+  }
+  return true;
+}
+
 bool applyPassList(const std::optional<std::string> &list, const std::vector<std::string> &disabled,
                    std::string_view command, PipelineOptions &pipeline, std::ostream &err) {
   if (list) {
