@@ -180,8 +180,9 @@ private:
                               const BufferUses &copy);
   /// After the copy's deletion every input of continuous-input op `user` is
   /// on one buffer (semantics.md §6 exempts it): each is the copy or the very
-  /// port the copy reads, in the copy's graph. The caller checks that port
-  /// is one buffer.
+  /// port the copy reads (in the copy's graph), or a port bound to the
+  /// copy's buffer or to the source's one buffer (oneBufferOf). The caller
+  /// checks that the port the copy reads is one buffer.
   bool exemptAfterMerge(NodeRef t, NodeRef user);
   /// The one buffer port `in` of graph `g` is bound to, as the port that
   /// makes it (through views and ref outputs, and control flow that binds
@@ -805,8 +806,9 @@ bool TensorMoveDeleter::anyNonExempt(const std::vector<NodeRef> &users) {
   // buffer (no result chosen at run time). Merging buffers only makes
   // inputs more alike, so an exempt op stays exempt. The reference scope
   // counts every such op.
-  // Inputs on different ports count as one buffer when each traces (through
-  // views and ref outputs) to the same port of one buffer.
+  // Inputs on different ports count as one buffer when each is bound to the
+  // same one buffer (oneBufferOf: views, ref outputs, a branch Data, a loop
+  // variable).
   auto exempt = [&](NodeRef u) {
     if (opts_.conservative)
       return false;
@@ -1351,7 +1353,7 @@ std::optional<std::pair<GraphId, OutPort>> TensorMoveDeleter::oneBufferOf(GraphI
 bool TensorMoveDeleter::exemptAfterMerge(NodeRef t, NodeRef user) {
   // Each input is the copy or the port it reads (in the copy's graph), or,
   // anywhere, a port bound to the copy's buffer or to the source's one
-  // buffer (through views, ref outputs, a branch Data).
+  // buffer (through views, ref outputs, a branch Data, a loop variable).
   const Node &n = m_.graph(user.graph).node(user.node);
   const Node &tm = m_.graph(t.graph).node(t.node);
   const std::pair<GraphId, OutPort> copyBuffer{t.graph, OutPort{t.node, 0}};
