@@ -92,6 +92,22 @@ struct Verdict {
   bool holderSibling = false;
 };
 
+/// The verdict of an extension that deletes the copy the design kept (its
+/// rule `kept.rule` is named as the reason).
+Verdict extensionDelete(std::string rule, const Verdict &kept, SourceTrace trace,
+                        std::vector<SourceTrace> ends,
+                        std::vector<std::tuple<GraphId, NodeId, NodeId>> orderEdges = {}) {
+  Verdict v;
+  v.outcome = Outcome::Delete;
+  v.rule = std::move(rule);
+  v.looseSuccessors = true;
+  v.reason = kept.rule;
+  v.orderEdges = std::move(orderEdges);
+  v.trace = std::move(trace);
+  v.ends = std::move(ends);
+  return v;
+}
+
 /// True when an edge from `from` to `to` already orders all of `from` before
 /// all of `to`: a control edge, or a data edge between two nodes that are not
 /// calls. (A call is transparent: a data edge into it orders the producer
@@ -174,6 +190,19 @@ private:
   }
   /// True when `n` lies in graph `g` or in a subgraph nested in it.
   bool insideGraph(NodeRef n, GraphId g) const;
+  /// The buffer a trace ends at is made afresh by a node: an ordinary
+  /// output, not a branch Data on an unconnected input (whose buffer keeps
+  /// what is written there for the next run: graphvet fuzz --seed 2938).
+  bool computedFresh(const SourceTrace &end) const;
+  /// The source is a user input whose content after the run the options
+  /// leave unspecified (semantics.md §4), and every graph output the copy
+  /// reaches may share it.
+  bool grantedForCopy(const SourceTrace &end, const BufferUses &copy) const;
+  /// The nodes of `visited` slots, each once in visiting order, without
+  /// calls (which access nothing themselves: their bodies' nodes are
+  /// visited in their own right) and without `except`.
+  std::vector<NodeRef> accessingNodes(const std::vector<SlotRef> &visited,
+                                      std::initializer_list<NodeRef> except) const;
   /// True when the copy's continuous-input consumers may read the source
   /// instead: no end is caller memory, a weight or a graph output.
   bool continuousMergeAllowed(NodeRef t, const std::vector<SourceTrace> &ends,
@@ -1220,6 +1249,38 @@ std::vector<NodeRef> TensorMoveDeleter::effectiveWriters(const std::vector<NodeR
   return out;
 }
 
+bool TensorMoveDeleter::computedFresh(const SourceTrace &end) const {
+  if (end.kind != SourceKind::Ordinary || end.steps.empty())
+    return false;
+  const TraceStep &src = end.steps.back();
+  return opKind(m_.graph(src.graph).node(src.port.node)) != OpKind::DataSource;
+}
+
+bool TensorMoveDeleter::grantedForCopy(const SourceTrace &end, const BufferUses &copy) const {
+  if (end.kind != SourceKind::UserInput)
+    return false;
+  std::set<uint32_t> allowed = opts_.grants.outputsFor(end.userInput);
+  bool anyOutput = opts_.grants.reusableInputs.count(end.userInput) > 0;
+  return (anyOutput || !allowed.empty()) &&
+         std::all_of(copy.rootOutputs.begin(), copy.rootOutputs.end(),
+                     [&](uint32_t j) { return anyOutput || allowed.count(j) > 0; });
+}
+
+std::vector<NodeRef>
+TensorMoveDeleter::accessingNodes(const std::vector<SlotRef> &visited,
+                                  std::initializer_list<NodeRef> except) const {
+  std::vector<NodeRef> out;
+  for (const SlotRef &s : visited) {
+    NodeRef n{s.graph, s.slot.node};
+    if (opKind(m_.graph(n.graph).node(n.node)) == OpKind::Call ||
+        std::find(except.begin(), except.end(), n) != except.end() ||
+        std::find(out.begin(), out.end(), n) != out.end())
+      continue;
+    out.push_back(n);
+  }
+  return out;
+}
+
 bool TensorMoveDeleter::insideGraph(NodeRef n, GraphId g) const {
   for (size_t depth = 0; depth <= m_.numGraphs(); ++depth) { // bounded by the nesting
     if (n.graph == g)
@@ -1594,14 +1655,8 @@ std::optional<Verdict> TensorMoveDeleter::tryLoopVariable(NodeRef t, const Verdi
     for (NodeRef w : *writers)
       if (w != loopRef && insideLoop(w) && !precedesCopy(t, trace, w, &copy))
         return std::nullopt;
-  Verdict v;
-  v.outcome = Outcome::Delete;
-  v.rule = "ext-loop-variable";
-  v.looseSuccessors = true;
-  v.reason = kept.rule;
-  v.trace = std::move(trace);
-  v.ends = std::move(*reals); // the copy's accesses become L's
-  return v;
+  // The copy's accesses become L's.
+  return extensionDelete("ext-loop-variable", kept, std::move(trace), std::move(*reals));
 }
 
 std::optional<TensorMoveDeleter::Ordering>
@@ -1697,10 +1752,7 @@ TensorMoveDeleter::orderReadersBeforeWriters(NodeRef t, const std::vector<NodeRe
   BufferUses uses = exploreUses(m_, index_, start, opts_.analysisBudget, &visited);
   if (uses.overBudget || !uses.rootOutputs.empty() || visited.size() > kMaxReaders)
     return std::nullopt;
-  std::vector<NodeRef> readers;
-  for (const SlotRef &s : visited)
-    if (opKind(m_.graph(s.graph).node(s.slot.node)) != OpKind::Call) // as in tryWrittenCopy
-      readers.push_back({s.graph, s.slot.node});
+  std::vector<NodeRef> readers = accessingNodes(visited, {});
   // A While holding the copy writes its loop variables back only between
   // two runs of its body (semantics.md §2), never while its cond or body
   // runs: a reader in the same subgraph of it as the copy reads the copy's
@@ -1749,25 +1801,9 @@ std::optional<Verdict> TensorMoveDeleter::tryWrittenCopy(NodeRef t, const Verdic
     return std::nullopt;
   std::vector<NodeRef> others; // accesses of S that may follow the copy
   for (const SourceTrace &end : ends) {
-    // A branch Data on an unconnected input is fresh but no node computes
-    // it: what is written there stays for the next run (found by graphvet
-    // fuzz --seed 2938).
-    const TraceStep &src = end.steps.back();
-    bool freshSource = end.kind == SourceKind::Ordinary &&
-                       opKind(m_.graph(src.graph).node(src.port.node)) != OpKind::DataSource;
-    // A user input whose content after the run the options leave
-    // unspecified (semantics.md §4) may take the copy's writes; it is
-    // refilled before the next run. A graph output may then share it only
-    // as far as the options grant.
-    bool grantedInput = false;
-    if (end.kind == SourceKind::UserInput) {
-      std::set<uint32_t> allowed = opts_.grants.outputsFor(end.userInput);
-      bool anyOutput = opts_.grants.reusableInputs.count(end.userInput) > 0;
-      grantedInput = (anyOutput || !allowed.empty()) &&
-                     std::all_of(copy.rootOutputs.begin(), copy.rootOutputs.end(),
-                                 [&](uint32_t j) { return anyOutput || allowed.count(j) > 0; });
-    }
-    if (!freshSource && !grantedInput)
+    // A granted user input may take the copy's writes: it is refilled
+    // before the next run.
+    if (!computedFresh(end) && !grantedForCopy(end, copy))
       return std::nullopt;
     const BufferFacts &f = bufferFacts(end);
     // S feeding a continuous-input op matters only when the merged buffer
@@ -1796,15 +1832,8 @@ std::optional<Verdict> TensorMoveDeleter::tryWrittenCopy(NodeRef t, const Verdic
   auto edges = orderBefore(others, copyWriters);
   if (!edges)
     return std::nullopt;
-  Verdict v;
-  v.outcome = Outcome::Delete;
-  v.rule = "ext-written-copy";
-  v.looseSuccessors = true;
-  v.reason = kept.rule;
-  v.orderEdges = std::move(edges->edges);
-  v.trace = std::move(trace);
-  v.ends = std::move(ends);
-  return v;
+  return extensionDelete("ext-written-copy", kept, std::move(trace), std::move(ends),
+                         std::move(edges->edges));
 }
 
 std::optional<Verdict> TensorMoveDeleter::tryScribbledPair(NodeRef t, const Verdict &kept,
@@ -1902,40 +1931,15 @@ std::optional<Verdict> TensorMoveDeleter::tryScribbledPair(NodeRef t, const Verd
     if (!copy.rootOutputs.empty())
       return std::nullopt;
   } else {
-    bool fresh = end.kind == SourceKind::Ordinary &&
-                 opKind(m_.graph(end.steps.back().graph).node(end.steps.back().port.node)) !=
-                     OpKind::DataSource;
-    bool granted = false;
-    if (end.kind == SourceKind::UserInput) {
-      std::set<uint32_t> allowed = opts_.grants.outputsFor(end.userInput);
-      bool anyOutput = opts_.grants.reusableInputs.count(end.userInput) > 0;
-      granted = (anyOutput || !allowed.empty()) &&
-                std::all_of(copy.rootOutputs.begin(), copy.rootOutputs.end(),
-                            [&](uint32_t j) { return anyOutput || allowed.count(j) > 0; });
-    }
-    if ((!fresh && !granted) || !f.rootOutputs.empty() ||
+    if ((!computedFresh(end) && !grantedForCopy(end, copy)) || !f.rootOutputs.empty() ||
         sourceLayoutAddsConflict(t, end, copy, true))
       return std::nullopt;
   }
-  std::vector<NodeRef> others;
-  for (const SlotRef &s : visited) {
-    NodeRef n{s.graph, s.slot.node};
-    if (n != h && n != t && opKind(m_.graph(n.graph).node(n.node)) != OpKind::Call &&
-        std::find(others.begin(), others.end(), n) == others.end())
-      others.push_back(n);
-  }
-  auto edges = orderBefore(others, {h});
+  auto edges = orderBefore(accessingNodes(visited, {h, t}), {h});
   if (!edges)
     return std::nullopt;
-  Verdict v;
-  v.outcome = Outcome::Delete;
-  v.rule = "ext-scribbled-pair";
-  v.looseSuccessors = true;
-  v.reason = kept.rule;
-  v.orderEdges = std::move(edges->edges);
-  v.trace = std::move(trace);
-  v.ends = std::move(ends);
-  return v;
+  return extensionDelete("ext-scribbled-pair", kept, std::move(trace), std::move(ends),
+                         std::move(edges->edges));
 }
 
 std::optional<Verdict> TensorMoveDeleter::tryDeadLoopPair(NodeRef t, const Verdict &kept,
@@ -1958,9 +1962,7 @@ std::optional<Verdict> TensorMoveDeleter::tryDeadLoopPair(NodeRef t, const Verdi
   const SourceTrace &end = ends[0];
   // S is made afresh, and W runs, once per run of the copy: in a loop
   // around them the next run would find the write-backs' bytes.
-  if (end.kind != SourceKind::Ordinary || end.steps.empty() || end.steps.back().graph != t.graph ||
-      opKind(m_.graph(end.steps.back().graph).node(end.steps.back().port.node)) ==
-          OpKind::DataSource)
+  if (!computedFresh(end) || end.steps.back().graph != t.graph)
     return std::nullopt;
   const NodeRef w = copy.writers[0];
   const Node &wn = m_.graph(w.graph).node(w.node);
@@ -2007,26 +2009,15 @@ std::optional<Verdict> TensorMoveDeleter::tryDeadLoopPair(NodeRef t, const Verdi
     BufferUses uses = exploreUses(m_, index_, *start, opts_.analysisBudget, &visited);
     if (uses.overBudget || visited.size() > kMaxUses)
       return std::nullopt;
-    for (const SlotRef &s : visited) {
-      NodeRef n{s.graph, s.slot.node};
-      if (n == w || n == t || opKind(m_.graph(n.graph).node(n.node)) == OpKind::Call ||
-          std::find(others.begin(), others.end(), n) != others.end())
-        continue;
-      others.push_back(n);
-    }
+    for (NodeRef n : accessingNodes(visited, {w, t}))
+      if (std::find(others.begin(), others.end(), n) == others.end())
+        others.push_back(n);
   }
   auto edges = orderBefore(others, {w});
   if (!edges)
     return std::nullopt;
-  Verdict v;
-  v.outcome = Outcome::Delete;
-  v.rule = "ext-dead-loop-pair";
-  v.looseSuccessors = true;
-  v.reason = kept.rule;
-  v.orderEdges = std::move(edges->edges);
-  v.trace = std::move(trace);
-  v.ends = std::move(ends);
-  return v;
+  return extensionDelete("ext-dead-loop-pair", kept, std::move(trace), std::move(ends),
+                         std::move(edges->edges));
 }
 
 std::optional<Verdict> TensorMoveDeleter::tryLoopMirror(NodeRef t, const Verdict &kept,
@@ -2128,20 +2119,11 @@ std::optional<Verdict> TensorMoveDeleter::tryLoopMirror(NodeRef t, const Verdict
   // Graph outputs: the merged buffer may become one only if S is fresh and
   // no graph output itself (no new alias, no new layout conflict).
   if (!copy.rootOutputs.empty()) {
-    bool fresh = end.kind == SourceKind::Ordinary &&
-                 opKind(m_.graph(end.steps.back().graph).node(end.steps.back().port.node)) !=
-                     OpKind::DataSource;
-    if (!fresh || !f.rootOutputs.empty() || sourceLayoutAddsConflict(t, end, copy, true))
+    if (!computedFresh(end) || !f.rootOutputs.empty() ||
+        sourceLayoutAddsConflict(t, end, copy, true))
       return std::nullopt;
   }
-  Verdict v;
-  v.outcome = Outcome::Delete;
-  v.rule = "ext-loop-mirror";
-  v.looseSuccessors = true;
-  v.reason = kept.rule;
-  v.trace = std::move(trace);
-  v.ends = std::move(ends);
-  return v;
+  return extensionDelete("ext-loop-mirror", kept, std::move(trace), std::move(ends));
 }
 
 std::optional<Verdict> TensorMoveDeleter::tryLoopWriteBack(NodeRef t, const Verdict &kept,
