@@ -243,10 +243,20 @@ private:
   /// taken at the node of that graph holding it; nullopt when a pair shares
   /// that node, an edge would close a cycle or more than a few edges would
   /// be needed.
-  /// `excused(first, second)` names pairs that need no ordering.
+  /// `excused(first, second)` names pairs that need no ordering. A pair in
+  /// two different branches of one If/Case needs none either when that
+  /// holder runs at most once per run of the copy `t` (no loop around it
+  /// that is not around `t`): only one branch runs.
   std::optional<Ordering>
-  orderBefore(const std::vector<NodeRef> &firsts, const std::vector<NodeRef> &seconds,
+  orderBefore(NodeRef t, const std::vector<NodeRef> &firsts, const std::vector<NodeRef> &seconds,
               const std::function<bool(NodeRef, NodeRef)> &excused = nullptr);
+  /// True when the copy `t` and the node `w` are in two different branches
+  /// of one If/Case: in a run (or loop iteration) where the copy runs, `w`
+  /// does not, and the copy's readers read its buffer only in that run or
+  /// iteration. A writer of the source there never runs between the copy
+  /// and its readers. (Not for writers of the copy: the source persists
+  /// across loop iterations, the copy does not.)
+  bool otherBranch(NodeRef t, NodeRef w) const;
   /// The subgraph of `holder` that holds `n` (at any depth), or kNoGraph.
   GraphId subgraphOf(NodeRef holder, NodeRef n) const;
   /// Extension ext-written-copy: a copy that is written, of a fresh buffer
@@ -281,6 +291,19 @@ private:
   /// resolveControlFlow(trace, true) finds, when they agree. nullopt when
   /// they differ in size or the walk is cut off.
   std::optional<uint64_t> realBytes(const SourceTrace &trace);
+  /// True when the copy `t` may stand for a source of `sourceBytes` bytes:
+  /// the sizes agree, or (extensions) every reader of the copy would read
+  /// the same bytes from the source (readersIgnoreResize).
+  bool sizeFits(NodeRef t, std::optional<uint64_t> sourceBytes);
+  /// Every consumer of a copy of `copyBytes` bytes from a source of
+  /// `sourceBytes` bytes takes r bytes of it with copyBytes >= min(
+  /// sourceBytes, r): a loop condition (the cond's result 0, r = 1), an
+  /// If/Case condition that no branch reads (r = 1), a copy (TensorMove,
+  /// Identity, MemcpyAsync) of r bytes, a While write-back into a loop
+  /// variable of r bytes. Each such reader gets the source's first
+  /// min(sourceBytes, r) bytes either way and, past the source's end, the
+  /// padding of a copy (Departure 13).
+  bool readersIgnoreResize(NodeRef t, uint64_t copyBytes, uint64_t sourceBytes);
   /// Identity of the buffer a (non-control-flow) trace ends at.
   using BufferKey = std::tuple<int, GraphId, NodeId, uint32_t, std::string>;
   BufferKey bufferKey(const SourceTrace &trace) const;
@@ -322,10 +345,12 @@ private:
   /// Nothing `n` computes can be observed: it writes nothing in place (no
   /// ref output, scribble or variable binding), is an ordinary op or a copy,
   /// and every consumer of its outputs is dead too (a NetOutput, call or
-  /// control-flow consumer is not). Searches at most kMaxDeadSearch nodes;
-  /// false when the budget runs out. Deleting copies never changes the
-  /// answer: a deleted copy's consumers move to its producer, and both were
-  /// dead or both live.
+  /// control-flow consumer is not, except the result of a call, If or Case
+  /// for an output of the holder that nobody consumes). Searches at most
+  /// kMaxDeadSearch nodes; false when the budget runs out. Deleting copies
+  /// changes an answer only from live to dead (the memo keeps "live"): a
+  /// deleted copy's consumers move to its producer, and both were dead or
+  /// both live, except that a holder output may lose its last consumer.
   bool isDead(NodeRef n);
   /// `w` is a node of the copy's trace path (through call boundaries too).
   bool onTracePath(const SourceTrace &trace, NodeRef w) const;
@@ -615,7 +640,7 @@ Verdict TensorMoveDeleter::decideByDesign(NodeRef t) {
         opts_.conservative || trace.kind != SourceKind::ControlFlow
             ? outputBytes(m_.graph(src.graph).node(src.port.node), src.port.index)
             : realBytes(trace);
-    if (outputBytes(tm, 0) != bytes)
+    if (!sizeFits(t, bytes))
       return keepFor("tensor-desc-mismatch",
                      "its output tensor description differs in size from its input's");
   }
@@ -790,6 +815,68 @@ std::optional<uint64_t> TensorMoveDeleter::realBytes(const SourceTrace &trace) {
     size = bytes;
   }
   return size;
+}
+
+bool TensorMoveDeleter::sizeFits(NodeRef t, std::optional<uint64_t> sourceBytes) {
+  std::optional<uint64_t> copyBytes = outputBytes(m_.graph(t.graph).node(t.node), 0);
+  if (copyBytes == sourceBytes)
+    return true;
+  if (opts_.conservative || !copyBytes || !sourceBytes)
+    return false;
+  return *copyBytes > 0 && *sourceBytes > 0 && readersIgnoreResize(t, *copyBytes, *sourceBytes);
+}
+
+bool TensorMoveDeleter::readersIgnoreResize(NodeRef t, uint64_t copyBytes, uint64_t sourceBytes) {
+  // A reader of r bytes sees the same bytes through the copy as from the
+  // source when the copy keeps every source byte the reader takes.
+  auto fits = [&](uint64_t r) { return copyBytes >= std::min(sourceBytes, r); };
+  const Graph &g = m_.graph(t.graph);
+  const Node &tm = g.node(t.node);
+  if (tm.consumers.empty() || tm.consumers[0].empty())
+    return false;
+  for (InPort c : tm.consumers[0]) {
+    const Node &n = g.node(c.node);
+    if (isCopy(n)) {
+      // A copy reads its input 0 only and writes the common prefix.
+      if (c.index != 0 || n.inputs.size() != 1 || isInputMutable(n) || n.numOutputs == 0)
+        return false;
+      for (uint32_t k = 0; k < n.numOutputs; ++k)
+        if (auto b = outputBytes(n, k); !b || !fits(*b))
+          return false;
+      continue;
+    }
+    if ((opKind(n) == OpKind::If || opKind(n) == OpKind::Case) && c.index == 0 &&
+        !isInputMutable(n)) {
+      // The branch index: its first byte, unless a branch reads it whole.
+      for (GraphId b : n.subgraphs)
+        if (!index_.dataForParentInput(b, 0).empty())
+          return false;
+      continue;
+    }
+    if (opKind(n) != OpKind::NetOutput || g.parentNode == kNoNode)
+      return false;
+    const Node &holder = m_.graph(g.parentGraph).node(g.parentNode);
+    if (opKind(holder) != OpKind::While || holder.subgraphs.size() != 2)
+      return false;
+    if (t.graph == holder.subgraphs[0] && holder.subgraphs[1] != t.graph) {
+      if (c.index != 0) // the condition is result 0; the others go nowhere
+        return false;
+      continue;
+    }
+    if (t.graph != holder.subgraphs[1] || holder.subgraphs[0] == t.graph)
+      return false;
+    // A body result is copied into its loop variable (common prefix).
+    auto j = n.intAttr(Node::portKey(false, c.index, "_parent_node_index"));
+    if (!j || *j < 0 || *j >= int64_t(holder.inputs.size()) || !holder.inputs[size_t(*j)])
+      return false;
+    auto var = oneBufferOf(g.parentGraph, *holder.inputs[size_t(*j)]);
+    if (!var)
+      return false;
+    auto b = outputBytes(m_.graph(var->first).node(var->second.node), var->second.index);
+    if (!b || !fits(*b))
+      return false;
+  }
+  return true;
 }
 
 TensorMoveDeleter::BufferKey TensorMoveDeleter::bufferKey(const SourceTrace &trace) const {
@@ -1121,6 +1208,19 @@ bool TensorMoveDeleter::isDead(NodeRef n) {
         return false;
     return true;
   };
+  // A result of a call, If or Case for an output nobody consumes goes
+  // nowhere (a While's result is written back; a root one is observed).
+  auto unusedResult = [&](InPort c) {
+    const Node &out = g.node(c.node);
+    if (opKind(out) != OpKind::NetOutput || g.parentNode == kNoNode || g.parentGraph == kNoGraph)
+      return false;
+    const Node &holder = m_.graph(g.parentGraph).node(g.parentNode);
+    OpKind hk = opKind(holder);
+    if (hk != OpKind::Call && hk != OpKind::If && hk != OpKind::Case)
+      return false;
+    auto j = out.intAttr(Node::portKey(false, c.index, "_parent_node_index"));
+    return !j || *j < 0 || *j >= int64_t(holder.numOutputs) || holder.consumers[size_t(*j)].empty();
+  };
   // Post-order over consumers (the graph is acyclic when this is asked).
   std::vector<std::pair<NodeId, bool>> stack{{n.node, false}};
   size_t examined = 0;
@@ -1143,7 +1243,8 @@ bool TensorMoveDeleter::isDead(NodeRef n) {
       bool live = false;
       for (const std::vector<InPort> &outs : node.consumers)
         for (InPort c : outs)
-          live = live || memo[c.node] == 2 || (memo[c.node] == 0 && !candidate(g.node(c.node)));
+          live = live || (!unusedResult(c) &&
+                          (memo[c.node] == 2 || (memo[c.node] == 0 && !candidate(g.node(c.node)))));
       if (live) {
         memo[x] = 2;
         continue;
@@ -1151,14 +1252,14 @@ bool TensorMoveDeleter::isDead(NodeRef n) {
       stack.push_back({x, true});
       for (const std::vector<InPort> &outs : node.consumers)
         for (InPort c : outs)
-          if (memo[c.node] == 0)
+          if (memo[c.node] == 0 && !unusedResult(c))
             stack.push_back({c.node, false});
       continue;
     }
     bool dead = true;
     for (const std::vector<InPort> &outs : node.consumers)
       for (InPort c : outs)
-        dead = dead && memo[c.node] == 1;
+        dead = dead && (unusedResult(c) || memo[c.node] == 1);
     memo[x] = dead ? 1 : 2;
   }
   return memo[n.node] == 1;
@@ -1217,6 +1318,19 @@ std::vector<NodeRef> TensorMoveDeleter::effectiveWriters(const std::vector<NodeR
       // Loop variable j is written back only from the body's result for j;
       // a result that is the body's Data for j (through views) is skipped.
       uint32_t j = slots[i].slot.index;
+      GraphId body = n.subgraphs[1];
+      NodeId out_ = index_.netOutput(body);
+      if (out_ == kNoNode)
+        continue; // nothing is written back into it
+      const Node &netOut = m_.graph(body).node(out_);
+      // A result slot left unconnected (`_`) writes nothing back either
+      // (semantics.md §2; the oracle skips it too).
+      std::vector<uint32_t> results;
+      for (uint32_t r : index_.resultSlots(body, j))
+        if (r < netOut.inputs.size() && netOut.inputs[r])
+          results.push_back(r);
+      if (results.empty())
+        continue;
       // Only a loop variable bound to one buffer is known to be the body's
       // result itself; one that control flow decides at run time is written
       // back (the oracle's race analysis counts it too; found by graphvet
@@ -1228,12 +1342,6 @@ std::vector<NodeRef> TensorMoveDeleter::effectiveWriters(const std::vector<NodeR
         out.push_back(w);
         continue;
       }
-      GraphId body = n.subgraphs[1];
-      NodeId out_ = index_.netOutput(body);
-      auto results = index_.resultSlots(body, j);
-      if (out_ == kNoNode || results.empty())
-        continue; // nothing is written back into it
-      const Node &netOut = m_.graph(body).node(out_);
       if (results.size() == 1 && results[0] < netOut.inputs.size() && netOut.inputs[results[0]]) {
         SourceTrace r = traceSource(m_, index_, body, *netOut.inputs[results[0]], maxTraceSteps_);
         if (!r.steps.empty() && !r.refOnPath && r.steps.back().graph == body) {
@@ -1472,7 +1580,7 @@ std::optional<Verdict> TensorMoveDeleter::tryReadOnlyMemory(NodeRef t, const Ver
     return std::nullopt;
   for (const SourceTrace &end : *ends) {
     const TraceStep &src = end.steps.back();
-    if (outputBytes(tm, 0) != outputBytes(m_.graph(src.graph).node(src.port.node), src.port.index))
+    if (!sizeFits(t, outputBytes(m_.graph(src.graph).node(src.port.node), src.port.index)))
       return std::nullopt;
   }
   const BufferUses &copy = tensorMoveUses(t);
@@ -1531,17 +1639,19 @@ std::optional<Verdict> TensorMoveDeleter::tryReadOnlyMemory(NodeRef t, const Ver
                                       sourceLayoutAddsConflict(t, end, copy, ends->size() == 1)))
       return std::nullopt;
     for (NodeRef w : fWriters)
-      if (!precedesCopy(t, trace, w, &copy) && std::find(late.begin(), late.end(), w) == late.end())
+      if (!precedesCopy(t, trace, w, &copy) && !otherBranch(t, w) &&
+          std::find(late.begin(), late.end(), w) == late.end())
         late.push_back(w);
   }
   Verdict v;
   if (!late.empty()) {
-    // A graph output is read after every writer: no edge can help.
-    if (!copy.rootOutputs.empty())
-      return std::nullopt;
-    auto edges = orderReadersBeforeWriters(t, late);
+    // A graph output is read after every writer: no edge can help. Nor
+    // can one inside a While that takes both; such a loop may keep the two
+    // equal, though (ext-loop-mirror).
+    auto edges = copy.rootOutputs.empty() ? orderReadersBeforeWriters(t, late) : std::nullopt;
     if (!edges)
-      return std::nullopt;
+      return late.size() == 1 ? tryLoopMirror(t, kept, std::move(trace), std::move(*ends))
+                              : std::nullopt;
     v.orderEdges = std::move(edges->edges);
   }
   v.outcome = Outcome::Delete;
@@ -1582,7 +1692,6 @@ std::optional<Verdict> TensorMoveDeleter::tryLoopVariable(NodeRef t, const Verdi
   // The copy must not resize: compare with the buffer really bound to the
   // loop variable (the While input's source; the Data's own description
   // does not size anything, semantics.md §1).
-  const Node &tm = m_.graph(t.graph).node(t.node);
   SourceTrace outer =
       traceSource(m_, index_, bodyGraph.parentGraph, *loop.inputs[size_t(*p)], maxTraceSteps_);
   // The loop's input may itself come out of control flow: every buffer it
@@ -1598,8 +1707,7 @@ std::optional<Verdict> TensorMoveDeleter::tryLoopVariable(NodeRef t, const Verdi
     return std::nullopt;
   for (const SourceTrace &r : *reals) {
     const TraceStep &real = r.steps.back();
-    if (outputBytes(tm, 0) !=
-        outputBytes(m_.graph(real.graph).node(real.port.node), real.port.index))
+    if (!sizeFits(t, outputBytes(m_.graph(real.graph).node(real.port.node), real.port.index)))
       return std::nullopt;
   }
   NodeRef loopRef{bodyGraph.parentGraph, bodyGraph.parentNode};
@@ -1660,7 +1768,7 @@ std::optional<Verdict> TensorMoveDeleter::tryLoopVariable(NodeRef t, const Verdi
 }
 
 std::optional<TensorMoveDeleter::Ordering>
-TensorMoveDeleter::orderBefore(const std::vector<NodeRef> &firsts,
+TensorMoveDeleter::orderBefore(NodeRef t, const std::vector<NodeRef> &firsts,
                                const std::vector<NodeRef> &seconds,
                                const std::function<bool(NodeRef, NodeRef)> &excused) {
   // Each pair is ordered in the innermost graph holding both. A control
@@ -1677,6 +1785,21 @@ TensorMoveDeleter::orderBefore(const std::vector<NodeRef> &firsts,
       chain.push_back({ng.parentGraph, ng.parentNode});
     }
     return chain;
+  };
+  // Two branches of one If/Case never both run while the holder runs once
+  // per run of the copy: every loop around the holder is around the copy
+  // too. (A loop around the holder alone could take one branch in an
+  // iteration and the other in the next, both after the copy.)
+  const std::vector<NodeRef> copyChain = chainOf(t);
+  auto exclusiveBranches = [&](GraphId gid, NodeId holder, GraphId inA, GraphId inB) {
+    const Node &h = m_.graph(gid).node(holder);
+    if ((opKind(h) != OpKind::If && opKind(h) != OpKind::Case) || inA == inB)
+      return false;
+    for (NodeRef up : chainOf({gid, holder}))
+      if (opKind(m_.graph(up.graph).node(up.node)) == OpKind::While &&
+          std::find(copyChain.begin(), copyChain.end(), up) == copyChain.end())
+        return false;
+    return true;
   };
   Ordering out;
   for (NodeRef second : seconds) {
@@ -1710,7 +1833,14 @@ TensorMoveDeleter::orderBefore(const std::vector<NodeRef> &firsts,
       }
       if (a == b) {
         // A node reads its inputs before it writes (semantics.md §2); two
-        // nodes inside one holder cannot be ordered from outside it.
+        // nodes inside one holder cannot be ordered from outside it, unless
+        // they are in branches that never both run.
+        if (i > 0 && j > 0 && exclusiveBranches(gid, a, aChain[i - 1].graph, bChain[j - 1].graph))
+          continue;
+        // An If/Case reads its condition before a branch runs; its other
+        // inputs are read by its branches' nodes, which come separately.
+        if (i == 0 && (opKind(g.node(a)) == OpKind::If || opKind(g.node(a)) == OpKind::Case))
+          continue;
         if (i > 0 || j > 0)
           return std::nullopt;
         continue;
@@ -1764,7 +1894,24 @@ TensorMoveDeleter::orderReadersBeforeWriters(NodeRef t, const std::vector<NodeRe
     GraphId sub = subgraphOf(writer, t);
     return sub != kNoGraph && subgraphOf(writer, reader) == sub;
   };
-  return orderBefore(readers, late, excused);
+  return orderBefore(t, readers, late, excused);
+}
+
+bool TensorMoveDeleter::otherBranch(NodeRef t, NodeRef w) const {
+  NodeRef h = t;
+  for (size_t depth = 0; depth <= m_.numGraphs(); ++depth) { // bounded by the nesting
+    const Graph &g = m_.graph(h.graph);
+    if (g.parentNode == kNoNode || g.parentGraph == kNoGraph)
+      return false;
+    h = {g.parentGraph, g.parentNode};
+    const Node &hn = m_.graph(h.graph).node(h.node);
+    if (opKind(hn) != OpKind::If && opKind(hn) != OpKind::Case)
+      continue;
+    GraphId wSub = subgraphOf(h, w);
+    if (wSub != kNoGraph && wSub != g.id)
+      return true;
+  }
+  return false;
 }
 
 GraphId TensorMoveDeleter::subgraphOf(NodeRef holder, NodeRef n) const {
@@ -1829,7 +1976,7 @@ std::optional<Verdict> TensorMoveDeleter::tryWrittenCopy(NodeRef t, const Verdic
         others.push_back(n);
     }
   }
-  auto edges = orderBefore(others, copyWriters);
+  auto edges = orderBefore(t, others, copyWriters);
   if (!edges)
     return std::nullopt;
   return extensionDelete("ext-written-copy", kept, std::move(trace), std::move(ends),
@@ -1935,7 +2082,7 @@ std::optional<Verdict> TensorMoveDeleter::tryScribbledPair(NodeRef t, const Verd
         sourceLayoutAddsConflict(t, end, copy, true))
       return std::nullopt;
   }
-  auto edges = orderBefore(accessingNodes(visited, {h, t}), {h});
+  auto edges = orderBefore(t, accessingNodes(visited, {h, t}), {h});
   if (!edges)
     return std::nullopt;
   return extensionDelete("ext-scribbled-pair", kept, std::move(trace), std::move(ends),
@@ -2013,7 +2160,7 @@ std::optional<Verdict> TensorMoveDeleter::tryDeadLoopPair(NodeRef t, const Verdi
       if (std::find(others.begin(), others.end(), n) == others.end())
         others.push_back(n);
   }
-  auto edges = orderBefore(others, {w});
+  auto edges = orderBefore(t, others, {w});
   if (!edges)
     return std::nullopt;
   return extensionDelete("ext-dead-loop-pair", kept, std::move(trace), std::move(ends),
@@ -2024,7 +2171,8 @@ std::optional<Verdict> TensorMoveDeleter::tryLoopMirror(NodeRef t, const Verdict
                                                         SourceTrace trace,
                                                         std::vector<SourceTrace> ends) {
   // The copy C of S is written only by W, a While in the copy's graph that
-  // takes S too. When every loop variable bound to S or C gets back, at
+  // takes S too (or C is not written and W is the one writer of S that may
+  // follow the copy). When every loop variable bound to S or C gets back, at
   // each write-back, the same bytes (one and the same body port for all,
   // or each one of these variables itself or another of them), and nothing
   // inside the loop writes them in place, the variables hold equal bytes
@@ -2165,14 +2313,13 @@ std::optional<Verdict> TensorMoveDeleter::tryLoopWriteBack(NodeRef t, const Verd
   if (result.kind != SourceKind::Ordinary || result.steps.empty() ||
       result.steps.back().graph != t.graph || result.steps.back().port != OutPort{t.node, 0})
     return std::nullopt;
-  const Node &tm = body.node(t.node);
   SourceTrace outer =
       traceSource(m_, index_, loopRef.graph, *loop.inputs[size_t(*p)], maxTraceSteps_);
   if (outer.kind == SourceKind::None || outer.kind == SourceKind::ControlFlow ||
       outer.steps.empty())
     return std::nullopt;
   const TraceStep &real = outer.steps.back();
-  if (outputBytes(tm, 0) != outputBytes(m_.graph(real.graph).node(real.port.node), real.port.index))
+  if (!sizeFits(t, outputBytes(m_.graph(real.graph).node(real.port.node), real.port.index)))
     return std::nullopt; // (the Data's own description sizes nothing: semantics.md §1)
   auto inBody = [&](NodeRef n) { return insideGraph(n, t.graph); };
   // The copy's memory leaves the body only as results, which the
@@ -2225,7 +2372,7 @@ std::optional<Verdict> TensorMoveDeleter::tryLoopWriteBack(NodeRef t, const Verd
     return std::nullopt;
   Verdict v;
   if (!copyWriters.empty()) {
-    auto edges = orderBefore(others, copyWriters);
+    auto edges = orderBefore(t, others, copyWriters);
     if (!edges)
       return std::nullopt;
     v.orderEdges = std::move(edges->edges);
@@ -2998,24 +3145,35 @@ TensorMoveDeleteStats TensorMoveDeleter::run(std::vector<Remark> *remarks) {
         std::vector<SourceTrace> ends = v.ends.empty() ? std::vector<SourceTrace>{v.trace} : v.ends;
         BufferUses copyUses = tensorMoveUses(t);
         bool fromExtension = v.looseSuccessors;
+        bool resizing = false; // deleted because its readers ignore the resize
+        if (!opts_.conservative && !v.trace.steps.empty()) {
+          const TraceStep &e = v.trace.steps.back();
+          resizing = outputBytes(g.node(t.node), 0) !=
+                     (v.trace.kind == SourceKind::ControlFlow
+                          ? realBytes(v.trace)
+                          : outputBytes(m_.graph(e.graph).node(e.port.node), e.port.index));
+        }
         if (apply(t, v, added, moved)) {
           noteMerge(ends, copyUses);
           std::string msg = "deleted " + tmName + " (" + source;
           if (!lifted.empty()) // an extension that lifted a rule's keep
-            msg += (rule == "ext-readers-before-writers"
-                        ? "; later writers of the source follow every reader of the copy"
-                    : rule == "ext-written-copy"
-                        ? "; nothing else needs the source once the copy's writes begin"
-                    : rule == "ext-loop-write-back"
-                        ? "; the body returns it as the loop variable it copies"
-                    : rule == "ext-loop-mirror"
-                        ? "; the only writer is a loop that keeps the copy equal to the source"
-                    : rule == "ext-dead-loop-pair" ? "; a loop that reads neither writes both last"
-                    : rule == "ext-scribbled-pair"
-                        ? "; its only writer scribbles the source too, after every access of "
-                          "the one whose scribble is lost"
-                        : "; nothing writes the source after the copy, nor the copy") +
-                   std::string(" (the design keeps it: ") + lifted + ")";
+            msg +=
+                (rule == "ext-readers-before-writers"
+                     ? "; later writers of the source follow every reader of the copy"
+                 : rule == "ext-written-copy"
+                     ? "; nothing else needs the source once the copy's writes begin"
+                 : rule == "ext-loop-write-back"
+                     ? "; the body returns it as the loop variable it copies"
+                 : rule == "ext-loop-mirror"
+                     ? "; the only later writer is a loop that keeps the copy equal to the source"
+                 : rule == "ext-dead-loop-pair" ? "; a loop that reads neither writes both last"
+                 : rule == "ext-scribbled-pair"
+                     ? "; its only writer scribbles the source too, after every access of "
+                       "the one whose scribble is lost"
+                     : "; nothing writes the source after the copy, nor the copy") +
+                std::string(" (the design keeps it: ") + lifted + ")";
+          if (resizing)
+            msg += "; it resizes, but each reader takes only bytes it keeps";
           if (!added.empty())
             msg += "; added ctrl " + joinLimited(added, 4);
           if (!moved.empty())
