@@ -829,52 +829,72 @@ bool TensorMoveDeleter::sizeFits(NodeRef t, std::optional<uint64_t> sourceBytes)
 bool TensorMoveDeleter::readersIgnoreResize(NodeRef t, uint64_t copyBytes, uint64_t sourceBytes) {
   // A reader of r bytes sees the same bytes through the copy as from the
   // source when the copy keeps every source byte the reader takes.
+  constexpr size_t kMaxPorts = 64; // ports bound to the copy examined (cost bound)
   auto fits = [&](uint64_t r) { return copyBytes >= std::min(sourceBytes, r); };
-  const Graph &g = m_.graph(t.graph);
-  const Node &tm = g.node(t.node);
-  if (tm.consumers.empty() || tm.consumers[0].empty())
-    return false;
-  for (InPort c : tm.consumers[0]) {
-    const Node &n = g.node(c.node);
-    if (isCopy(n)) {
-      // A copy reads its input 0 only and writes the common prefix.
-      if (c.index != 0 || n.inputs.size() != 1 || isInputMutable(n) || n.numOutputs == 0)
-        return false;
-      for (uint32_t k = 0; k < n.numOutputs; ++k)
-        if (auto b = outputBytes(n, k); !b || !fits(*b))
+  // Every port bound to the copy's buffer: the copy, its views, and the
+  // outputs of the calls, Ifs and Cases that return it.
+  std::vector<std::pair<GraphId, OutPort>> ports{{t.graph, OutPort{t.node, 0}}};
+  for (size_t next = 0; next < ports.size(); ++next) {
+    if (ports.size() > kMaxPorts)
+      return false;
+    auto [gid, port] = ports[next];
+    const Graph &g = m_.graph(gid);
+    for (InPort c : g.node(port.node).consumers[port.index]) {
+      const Node &n = g.node(c.node);
+      if (isCopy(n)) {
+        // A copy reads its input 0 only and writes the common prefix.
+        if (c.index != 0 || n.inputs.size() != 1 || isInputMutable(n) || n.numOutputs == 0)
           return false;
-      continue;
-    }
-    if ((opKind(n) == OpKind::If || opKind(n) == OpKind::Case) && c.index == 0 &&
-        !isInputMutable(n)) {
-      // The branch index: its first byte, unless a branch reads it whole.
-      for (GraphId b : n.subgraphs)
-        if (!index_.dataForParentInput(b, 0).empty())
-          return false;
-      continue;
-    }
-    if (opKind(n) != OpKind::NetOutput || g.parentNode == kNoNode)
-      return false;
-    const Node &holder = m_.graph(g.parentGraph).node(g.parentNode);
-    if (opKind(holder) != OpKind::While || holder.subgraphs.size() != 2)
-      return false;
-    if (t.graph == holder.subgraphs[0] && holder.subgraphs[1] != t.graph) {
-      if (c.index != 0) // the condition is result 0; the others go nowhere
+        for (uint32_t k = 0; k < n.numOutputs; ++k)
+          if (auto b = outputBytes(n, k); !b || !fits(*b))
+            return false;
+        continue;
+      }
+      if ((opKind(n) == OpKind::If || opKind(n) == OpKind::Case) && c.index == 0 &&
+          !isInputMutable(n)) {
+        // The branch index: its first byte, unless a branch reads it whole.
+        for (GraphId b : n.subgraphs)
+          if (!index_.dataForParentInput(b, 0).empty())
+            return false;
+        continue;
+      }
+      if (opKind(n) == OpKind::Ordinary && !isInputMutable(n) && n.numOutputs > 0) {
+        // A view reads nothing; its readers count (an op with any other
+        // output reads the whole input).
+        for (uint32_t k = 0; k < n.numOutputs; ++k)
+          if (viewInput(n, k) != c.index || refInput(n, k))
+            return false;
+        for (uint32_t k = 0; k < n.numOutputs; ++k)
+          ports.push_back({gid, OutPort{c.node, k}});
+        continue;
+      }
+      if (opKind(n) != OpKind::NetOutput || g.parentNode == kNoNode)
         return false;
-      continue;
+      const Node &holder = m_.graph(g.parentGraph).node(g.parentNode);
+      auto j = n.intAttr(Node::portKey(false, c.index, "_parent_node_index"));
+      OpKind hk = opKind(holder);
+      if (hk == OpKind::Call || hk == OpKind::If || hk == OpKind::Case) {
+        // The holder's output j is this buffer (when this branch ran).
+        if (j && *j >= 0 && *j < int64_t(holder.numOutputs))
+          ports.push_back({g.parentGraph, OutPort{holder.id, uint32_t(*j)}});
+        continue;
+      }
+      if (hk != OpKind::While || holder.subgraphs.size() != 2)
+        return false;
+      if (gid == holder.subgraphs[0] && holder.subgraphs[1] != gid)
+        continue; // the condition reads result 0's first byte; the others go nowhere
+      if (gid != holder.subgraphs[1] || holder.subgraphs[0] == gid)
+        return false;
+      // A body result is copied into its loop variable (common prefix).
+      if (!j || *j < 0 || *j >= int64_t(holder.inputs.size()) || !holder.inputs[size_t(*j)])
+        return false;
+      auto var = oneBufferOf(g.parentGraph, *holder.inputs[size_t(*j)]);
+      if (!var)
+        return false;
+      auto b = outputBytes(m_.graph(var->first).node(var->second.node), var->second.index);
+      if (!b || !fits(*b))
+        return false;
     }
-    if (t.graph != holder.subgraphs[1] || holder.subgraphs[0] == t.graph)
-      return false;
-    // A body result is copied into its loop variable (common prefix).
-    auto j = n.intAttr(Node::portKey(false, c.index, "_parent_node_index"));
-    if (!j || *j < 0 || *j >= int64_t(holder.inputs.size()) || !holder.inputs[size_t(*j)])
-      return false;
-    auto var = oneBufferOf(g.parentGraph, *holder.inputs[size_t(*j)]);
-    if (!var)
-      return false;
-    auto b = outputBytes(m_.graph(var->first).node(var->second.node), var->second.index);
-    if (!b || !fits(*b))
-      return false;
   }
   return true;
 }
