@@ -285,7 +285,7 @@ std::vector<SlotRef> consumerSlots(const Module &m, PortRef p) {
 }
 
 BufferUses exploreUses(const Module &m, const ModuleIndex &index, std::span<const SlotRef> slots,
-                       size_t budget, std::vector<SlotRef> *visited) {
+                       size_t budget, std::vector<SlotRef> *visited, bool whileResultsCopied) {
   BufferUses uses;
   std::set<SlotRef> seen;
   std::vector<SlotRef> work;
@@ -335,7 +335,8 @@ BufferUses exploreUses(const Module &m, const ModuleIndex &index, std::span<cons
         // be) this memory.
         if (auto j = nonNegativeIndex(n, Node::portKey(false, i, "_parent_node_index"))) {
           const Node &parent = m.graph(graph.parentGraph).node(graph.parentNode);
-          if (*j < parent.numOutputs && !parent.consumers[*j].empty()) {
+          if (*j < parent.numOutputs && !parent.consumers[*j].empty() &&
+              !(whileResultsCopied && opKind(parent) == OpKind::While)) {
             uses.passedOnBy.insert({graph.parentGraph, parent.id});
             pushConsumers(graph.parentGraph, {parent.id, *j});
           }

@@ -160,8 +160,14 @@ struct BufferUses {
 /// Explores forward from `slots` (each an input slot of its graph). Visits
 /// each slot at most once and at most `budget` slots in all. When `visited`
 /// is given, every slot reached is appended to it (in visiting order).
+/// The memory returned by a subgraph NetOutput is followed to the holder's
+/// output; with `whileResultsCopied`, not for a While's cond or body, whose
+/// results the While copies into its loop variables (semantics.md §2): the
+/// memory itself goes nowhere (the NetOutput slot is still visited, the
+/// read at the end of the subgraph).
 BufferUses exploreUses(const Module &m, const ModuleIndex &index, std::span<const SlotRef> slots,
-                       size_t budget, std::vector<SlotRef> *visited = nullptr);
+                       size_t budget, std::vector<SlotRef> *visited = nullptr,
+                       bool whileResultsCopied = false);
 
 /// The consumers of one output port as module slots.
 std::vector<SlotRef> consumerSlots(const Module &m, PortRef p);

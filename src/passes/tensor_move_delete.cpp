@@ -441,6 +441,8 @@ private:
 
   // Per-decision cache of the forward exploration from the TensorMove.
   std::optional<BufferUses> tmUses_;
+  /// tmUses_ treats a While's results as copied (set for the extensions).
+  bool preciseWhileResults_ = false;
   /// bufferFacts' cache. Monotone: a buffer only ever gains accesses
   /// (deletions merge copies into it), so facts are only ever added.
   std::map<BufferKey, BufferFacts> facts_;
@@ -569,13 +571,14 @@ std::string TensorMoveDeleter::describeSource(const SourceTrace &t) const {
 const BufferUses &TensorMoveDeleter::tensorMoveUses(NodeRef t) {
   if (!tmUses_) {
     std::vector<SlotRef> slots = consumerSlots(m_, {t.graph, {t.node, 0}});
-    tmUses_ = exploreUses(m_, index_, slots, opts_.analysisBudget);
+    tmUses_ = exploreUses(m_, index_, slots, opts_.analysisBudget, nullptr, preciseWhileResults_);
   }
   return *tmUses_;
 }
 
 Verdict TensorMoveDeleter::decide(NodeRef t) {
   tmUses_.reset();
+  preciseWhileResults_ = false;
   Verdict v = decideByDesign(t);
   if (opts_.conservative || v.outcome != Outcome::Keep)
     return v;
@@ -585,6 +588,10 @@ Verdict TensorMoveDeleter::decide(NodeRef t) {
       "malformed-tensor-move", "cyclic-graph", "tensor-desc-mismatch", "rule1-no-path"};
   if (kFinal.count(v.rule))
     return v;
+  // The extensions see that a While copies its results into its loop
+  // variables: a copy returned by a cond or body goes nowhere else.
+  tmUses_.reset();
+  preciseWhileResults_ = true;
   if (auto ext = tryReadOnlyMemory(t, v))
     return *ext;
   return v;
@@ -966,7 +973,8 @@ const TensorMoveDeleter::BufferFacts &TensorMoveDeleter::bufferFacts(const Sourc
   BufferKey key = bufferKey(trace);
   if (auto it = facts_.find(key); it != facts_.end())
     return it->second;
-  BufferUses uses = exploreUses(m_, index_, bufferSlots(trace), opts_.analysisBudget);
+  BufferUses uses =
+      exploreUses(m_, index_, bufferSlots(trace), opts_.analysisBudget, nullptr, true);
   BufferFacts f;
   f.overBudget = uses.overBudget;
   f.rootOutputs = uses.rootOutputs;
@@ -1516,7 +1524,7 @@ bool TensorMoveDeleter::sourceLayoutAddsConflict(NodeRef t, const SourceTrace &e
         const Node &ret = m_.graph(0).node(netOut);
         return j < ret.inputs.size() && ret.inputs[j] && *ret.inputs[j] == OutPort{t.node, 0};
       });
-  BufferUses uses = exploreUses(m_, index_, bufferSlots(end), opts_.analysisBudget);
+  BufferUses uses = exploreUses(m_, index_, bufferSlots(end), opts_.analysisBudget, nullptr, true);
   if (uses.overBudget)
     return true;
   return std::any_of(uses.continuousUsers.begin(), uses.continuousUsers.end(), [&](NodeRef u) {
@@ -1755,7 +1763,7 @@ std::optional<Verdict> TensorMoveDeleter::tryLoopVariable(NodeRef t, const Verdi
     for (uint32_t k = 0; k < bodyGraph.node(d).numOutputs; ++k)
       for (const SlotRef &s : consumerSlots(m_, {end.graph, {d, k}}))
         slots.push_back(s);
-  BufferUses inside = exploreUses(m_, index_, slots, opts_.analysisBudget);
+  BufferUses inside = exploreUses(m_, index_, slots, opts_.analysisBudget, nullptr, true);
   if (inside.overBudget || inside.writers.size() > kMaxWriters ||
       (writes(inside.access) && inside.writers.empty()))
     return std::nullopt;
@@ -1899,7 +1907,7 @@ TensorMoveDeleter::orderReadersBeforeWriters(NodeRef t, const std::vector<NodeRe
   // which the exploration visits too (in the enclosing graph).
   std::vector<SlotRef> visited;
   std::vector<SlotRef> start = consumerSlots(m_, {t.graph, {t.node, 0}});
-  BufferUses uses = exploreUses(m_, index_, start, opts_.analysisBudget, &visited);
+  BufferUses uses = exploreUses(m_, index_, start, opts_.analysisBudget, &visited, true);
   if (uses.overBudget || !uses.rootOutputs.empty() || visited.size() > kMaxReaders)
     return std::nullopt;
   std::vector<NodeRef> readers = accessingNodes(visited, {});
@@ -1982,7 +1990,8 @@ std::optional<Verdict> TensorMoveDeleter::tryWrittenCopy(NodeRef t, const Verdic
       if (!precedesCopy(t, trace, w))
         return std::nullopt;
     std::vector<SlotRef> visited;
-    BufferUses uses = exploreUses(m_, index_, bufferSlots(end), opts_.analysisBudget, &visited);
+    BufferUses uses =
+        exploreUses(m_, index_, bufferSlots(end), opts_.analysisBudget, &visited, true);
     if (uses.overBudget || visited.size() > kMaxUses)
       return std::nullopt;
     for (const SlotRef &s : visited) {
@@ -2091,7 +2100,7 @@ std::optional<Verdict> TensorMoveDeleter::tryScribbledPair(NodeRef t, const Verd
   std::vector<SlotRef> visited;
   std::vector<SlotRef> start =
       sourceFirst ? consumerSlots(m_, {t.graph, {t.node, 0}}) : bufferSlots(end);
-  BufferUses uses = exploreUses(m_, index_, start, opts_.analysisBudget, &visited);
+  BufferUses uses = exploreUses(m_, index_, start, opts_.analysisBudget, &visited, true);
   if (uses.overBudget || visited.size() > kMaxUses)
     return std::nullopt;
   if (sourceFirst) {
@@ -2173,7 +2182,7 @@ std::optional<Verdict> TensorMoveDeleter::tryDeadLoopPair(NodeRef t, const Verdi
   std::vector<SlotRef> startS = bufferSlots(end);
   for (const std::vector<SlotRef> *start : {&startC, &startS}) {
     std::vector<SlotRef> visited;
-    BufferUses uses = exploreUses(m_, index_, *start, opts_.analysisBudget, &visited);
+    BufferUses uses = exploreUses(m_, index_, *start, opts_.analysisBudget, &visited, true);
     if (uses.overBudget || visited.size() > kMaxUses)
       return std::nullopt;
     for (NodeRef n : accessingNodes(visited, {w, t}))
@@ -2280,7 +2289,7 @@ std::optional<Verdict> TensorMoveDeleter::tryLoopMirror(NodeRef t, const Verdict
         for (uint32_t k = 0; k < m_.graph(sub).node(d).numOutputs; ++k)
           for (const SlotRef &sl : consumerSlots(m_, {sub, {d, k}}))
             slots.push_back(sl);
-      BufferUses inside = exploreUses(m_, index_, slots, opts_.analysisBudget);
+      BufferUses inside = exploreUses(m_, index_, slots, opts_.analysisBudget, nullptr, true);
       if (inside.overBudget || !inside.writers.empty() || writes(inside.access))
         return std::nullopt;
     }
@@ -2369,7 +2378,7 @@ std::optional<Verdict> TensorMoveDeleter::tryLoopWriteBack(NodeRef t, const Verd
       for (const SlotRef &sl : consumerSlots(m_, {t.graph, {d, k}}))
         start.push_back(sl);
   std::vector<SlotRef> visited;
-  BufferUses uses = exploreUses(m_, index_, start, opts_.analysisBudget, &visited);
+  BufferUses uses = exploreUses(m_, index_, start, opts_.analysisBudget, &visited, true);
   if (uses.overBudget || uses.writers.size() > kMaxWriters || visited.size() > 4 * kMaxUses)
     return std::nullopt;
   for (NodeRef w : effectiveWriters(uses))
