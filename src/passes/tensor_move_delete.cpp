@@ -295,12 +295,14 @@ private:
   /// the sizes agree, or (extensions) every reader of the copy would read
   /// the same bytes from the source (readersIgnoreResize).
   bool sizeFits(NodeRef t, std::optional<uint64_t> sourceBytes);
-  /// Every consumer of a copy of `copyBytes` bytes from a source of
+  /// Every reader of a copy of `copyBytes` bytes from a source of
   /// `sourceBytes` bytes takes r bytes of it with copyBytes >= min(
   /// sourceBytes, r): a loop condition (the cond's result 0, r = 1), an
-  /// If/Case condition that no branch reads (r = 1), a copy (TensorMove,
-  /// Identity, MemcpyAsync) of r bytes, a While write-back into a loop
-  /// variable of r bytes. Each such reader gets the source's first
+  /// If/Case condition (r = 1), a copy (TensorMove, Identity, MemcpyAsync)
+  /// of r bytes, a While write-back into a loop variable of r bytes. Views
+  /// of the copy, the Data of calls and branches that take it and the
+  /// outputs of calls and branches that return it are its buffer too: their
+  /// readers count instead. Each such reader gets the source's first
   /// min(sourceBytes, r) bytes either way and, past the source's end, the
   /// padding of a copy (Departure 13).
   bool readersIgnoreResize(NodeRef t, uint64_t copyBytes, uint64_t sourceBytes);
@@ -857,12 +859,15 @@ bool TensorMoveDeleter::readersIgnoreResize(NodeRef t, uint64_t copyBytes, uint6
             return false;
         continue;
       }
-      if ((opKind(n) == OpKind::If || opKind(n) == OpKind::Case) && c.index == 0 &&
+      OpKind kind = opKind(n);
+      if ((kind == OpKind::Call || kind == OpKind::If || kind == OpKind::Case) &&
           !isInputMutable(n)) {
-        // The branch index: its first byte, unless a branch reads it whole.
+        // The subgraphs' Data for this input are the copy's buffer; an
+        // If/Case reads the first byte of input 0 (the branch index) itself.
         for (GraphId b : n.subgraphs)
-          if (!index_.dataForParentInput(b, 0).empty())
-            return false;
+          for (NodeId d : index_.dataForParentInput(b, c.index))
+            for (uint32_t k = 0; k < m_.graph(b).node(d).numOutputs; ++k)
+              ports.push_back({b, OutPort{d, k}});
         continue;
       }
       if (opKind(n) == OpKind::Ordinary && !isInputMutable(n) && n.numOutputs > 0) {
