@@ -3274,8 +3274,11 @@ TensorMoveDeleteStats TensorMoveDeleter::run(std::vector<Remark> *remarks) {
     deletedSinceSweep = 0;
     // Facts cached per buffer only grow with merges; a merge can also make
     // a continuous-input op exempt (all inputs one buffer now), which only a
-    // fresh look sees.
+    // fresh look sees. Deadness, too, only grows (a result may lose its
+    // last consumer).
     facts_.clear();
+    if (!opts_.conservative)
+      dead_.clear();
     for (NodeRef t : all) {
       TensorMoveState *st = stateOf(t);
       if (!m_.graph(t.graph).node(t.node).alive || !st || !st->decided || st->queued ||
