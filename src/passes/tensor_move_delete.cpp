@@ -808,7 +808,19 @@ TensorMoveDeleter::resolveControlFlow(const SourceTrace &trace, bool allBindings
       work.push_back(traceSource(m_, index_, sub, *netOut->inputs[slots[0]], maxTraceSteps_));
     }
   }
-  return ends;
+  // Several branches may bind the same port: it is one buffer (the memory
+  // plan's candidates are a set), kept once.
+  std::vector<SourceTrace> unique;
+  for (SourceTrace &e : ends) {
+    bool seen = std::any_of(unique.begin(), unique.end(), [&](const SourceTrace &u) {
+      return u.kind == e.kind && u.refOnPath == e.refOnPath &&
+             u.steps.back().graph == e.steps.back().graph &&
+             u.steps.back().port == e.steps.back().port;
+    });
+    if (!seen)
+      unique.push_back(std::move(e));
+  }
+  return unique;
 }
 
 std::optional<uint64_t> TensorMoveDeleter::realBytes(const SourceTrace &trace) {
