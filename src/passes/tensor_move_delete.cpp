@@ -573,7 +573,8 @@ std::string TensorMoveDeleter::describeSource(const SourceTrace &t) const {
 const BufferUses &TensorMoveDeleter::tensorMoveUses(NodeRef t) {
   if (!tmUses_) {
     std::vector<SlotRef> slots = consumerSlots(m_, {t.graph, {t.node, 0}});
-    tmUses_ = exploreUses(m_, index_, slots, opts_.analysisBudget, nullptr, preciseWhileResults_);
+    tmUses_ = exploreUses(m_, index_, slots, opts_.analysisBudget, nullptr,
+                          /*whileResultsCopied=*/preciseWhileResults_);
   }
   return *tmUses_;
 }
@@ -882,7 +883,7 @@ bool TensorMoveDeleter::readersIgnoreResize(NodeRef t, uint64_t copyBytes, uint6
               ports.push_back({b, OutPort{d, k}});
         continue;
       }
-      if (opKind(n) == OpKind::Ordinary && !isInputMutable(n) && n.numOutputs > 0) {
+      if (kind == OpKind::Ordinary && !isInputMutable(n) && n.numOutputs > 0) {
         // A view reads nothing; its readers count (an op with any other
         // output reads the whole input).
         for (uint32_t k = 0; k < n.numOutputs; ++k)
@@ -892,7 +893,7 @@ bool TensorMoveDeleter::readersIgnoreResize(NodeRef t, uint64_t copyBytes, uint6
           ports.push_back({gid, OutPort{c.node, k}});
         continue;
       }
-      if (opKind(n) != OpKind::NetOutput || g.parentNode == kNoNode)
+      if (kind != OpKind::NetOutput || g.parentNode == kNoNode)
         return false;
       const Node &holder = m_.graph(g.parentGraph).node(g.parentNode);
       auto j = n.intAttr(Node::portKey(false, c.index, "_parent_node_index"));
@@ -990,8 +991,8 @@ const TensorMoveDeleter::BufferFacts &TensorMoveDeleter::bufferFacts(const Sourc
   BufferKey key = bufferKey(trace);
   if (auto it = facts_.find(key); it != facts_.end())
     return it->second;
-  BufferUses uses =
-      exploreUses(m_, index_, bufferSlots(trace), opts_.analysisBudget, nullptr, true);
+  BufferUses uses = exploreUses(m_, index_, bufferSlots(trace), opts_.analysisBudget, nullptr,
+                                /*whileResultsCopied=*/true);
   BufferFacts f;
   f.overBudget = uses.overBudget;
   f.rootOutputs = uses.rootOutputs;
@@ -1541,7 +1542,8 @@ bool TensorMoveDeleter::sourceLayoutAddsConflict(NodeRef t, const SourceTrace &e
         const Node &ret = m_.graph(0).node(netOut);
         return j < ret.inputs.size() && ret.inputs[j] && *ret.inputs[j] == OutPort{t.node, 0};
       });
-  BufferUses uses = exploreUses(m_, index_, bufferSlots(end), opts_.analysisBudget, nullptr, true);
+  BufferUses uses = exploreUses(m_, index_, bufferSlots(end), opts_.analysisBudget, nullptr,
+                                /*whileResultsCopied=*/true);
   if (uses.overBudget)
     return true;
   return std::any_of(uses.continuousUsers.begin(), uses.continuousUsers.end(), [&](NodeRef u) {
@@ -1780,7 +1782,8 @@ std::optional<Verdict> TensorMoveDeleter::tryLoopVariable(NodeRef t, const Verdi
     for (uint32_t k = 0; k < bodyGraph.node(d).numOutputs; ++k)
       for (const SlotRef &s : consumerSlots(m_, {end.graph, {d, k}}))
         slots.push_back(s);
-  BufferUses inside = exploreUses(m_, index_, slots, opts_.analysisBudget, nullptr, true);
+  BufferUses inside = exploreUses(m_, index_, slots, opts_.analysisBudget, nullptr,
+                                  /*whileResultsCopied=*/true);
   if (inside.overBudget || inside.writers.size() > kMaxWriters ||
       (writes(inside.access) && inside.writers.empty()))
     return std::nullopt;
@@ -1924,7 +1927,8 @@ TensorMoveDeleter::orderReadersBeforeWriters(NodeRef t, const std::vector<NodeRe
   // which the exploration visits too (in the enclosing graph).
   std::vector<SlotRef> visited;
   std::vector<SlotRef> start = consumerSlots(m_, {t.graph, {t.node, 0}});
-  BufferUses uses = exploreUses(m_, index_, start, opts_.analysisBudget, &visited, true);
+  BufferUses uses = exploreUses(m_, index_, start, opts_.analysisBudget, &visited,
+                                /*whileResultsCopied=*/true);
   if (uses.overBudget || !uses.rootOutputs.empty() || visited.size() > kMaxReaders)
     return std::nullopt;
   std::vector<NodeRef> readers = accessingNodes(visited, {});
@@ -2007,8 +2011,8 @@ std::optional<Verdict> TensorMoveDeleter::tryWrittenCopy(NodeRef t, const Verdic
       if (!precedesCopy(t, trace, w))
         return std::nullopt;
     std::vector<SlotRef> visited;
-    BufferUses uses =
-        exploreUses(m_, index_, bufferSlots(end), opts_.analysisBudget, &visited, true);
+    BufferUses uses = exploreUses(m_, index_, bufferSlots(end), opts_.analysisBudget, &visited,
+                                  /*whileResultsCopied=*/true);
     if (uses.overBudget || visited.size() > kMaxUses)
       return std::nullopt;
     for (const SlotRef &s : visited) {
@@ -2117,7 +2121,8 @@ std::optional<Verdict> TensorMoveDeleter::tryScribbledPair(NodeRef t, const Verd
   std::vector<SlotRef> visited;
   std::vector<SlotRef> start =
       sourceFirst ? consumerSlots(m_, {t.graph, {t.node, 0}}) : bufferSlots(end);
-  BufferUses uses = exploreUses(m_, index_, start, opts_.analysisBudget, &visited, true);
+  BufferUses uses = exploreUses(m_, index_, start, opts_.analysisBudget, &visited,
+                                /*whileResultsCopied=*/true);
   if (uses.overBudget || visited.size() > kMaxUses)
     return std::nullopt;
   if (sourceFirst) {
@@ -2199,7 +2204,8 @@ std::optional<Verdict> TensorMoveDeleter::tryDeadLoopPair(NodeRef t, const Verdi
   std::vector<SlotRef> startS = bufferSlots(end);
   for (const std::vector<SlotRef> *start : {&startC, &startS}) {
     std::vector<SlotRef> visited;
-    BufferUses uses = exploreUses(m_, index_, *start, opts_.analysisBudget, &visited, true);
+    BufferUses uses = exploreUses(m_, index_, *start, opts_.analysisBudget, &visited,
+                                  /*whileResultsCopied=*/true);
     if (uses.overBudget || visited.size() > kMaxUses)
       return std::nullopt;
     for (NodeRef n : accessingNodes(visited, {w, t}))
@@ -2306,7 +2312,8 @@ std::optional<Verdict> TensorMoveDeleter::tryLoopMirror(NodeRef t, const Verdict
         for (uint32_t k = 0; k < m_.graph(sub).node(d).numOutputs; ++k)
           for (const SlotRef &sl : consumerSlots(m_, {sub, {d, k}}))
             slots.push_back(sl);
-      BufferUses inside = exploreUses(m_, index_, slots, opts_.analysisBudget, nullptr, true);
+      BufferUses inside = exploreUses(m_, index_, slots, opts_.analysisBudget, nullptr,
+                                      /*whileResultsCopied=*/true);
       if (inside.overBudget || !inside.writers.empty() || writes(inside.access))
         return std::nullopt;
     }
@@ -2395,7 +2402,8 @@ std::optional<Verdict> TensorMoveDeleter::tryLoopWriteBack(NodeRef t, const Verd
       for (const SlotRef &sl : consumerSlots(m_, {t.graph, {d, k}}))
         start.push_back(sl);
   std::vector<SlotRef> visited;
-  BufferUses uses = exploreUses(m_, index_, start, opts_.analysisBudget, &visited, true);
+  BufferUses uses = exploreUses(m_, index_, start, opts_.analysisBudget, &visited,
+                                /*whileResultsCopied=*/true);
   if (uses.overBudget || uses.writers.size() > kMaxWriters || visited.size() > 4 * kMaxUses)
     return std::nullopt;
   for (NodeRef w : effectiveWriters(uses))
