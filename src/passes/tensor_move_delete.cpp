@@ -317,6 +317,14 @@ private:
     std::vector<NodeRef> writers;     ///< every node writing or scribbling on it
     std::vector<SlotRef> writerSlots; ///< the slot of each writer
   };
+  /// The copy's only writer (every entry of copy.writers), when it is a
+  /// While in the copy's graph with a cond and a body that does not
+  /// scribble its inputs (ext-dead-loop-pair, ext-loop-mirror).
+  std::optional<NodeRef> onlyLoopWriter(NodeRef t, const BufferUses &copy) const;
+  /// The inputs of the While `w` through which it takes the source's or the
+  /// copy's memory (its loop variables bound to either).
+  std::set<uint32_t> loopVariablesOf(NodeRef w, const BufferFacts &source,
+                                     const BufferUses &copy) const;
   /// Cached per buffer; deletions keep the cache current through noteMerge.
   const BufferFacts &bufferFacts(const SourceTrace &trace);
   /// Some op of `users` (continuous-input ops) is not exempt from §6.
@@ -2140,6 +2148,28 @@ std::optional<Verdict> TensorMoveDeleter::tryScribbledPair(NodeRef t, const Verd
                          std::move(edges->edges));
 }
 
+std::optional<NodeRef> TensorMoveDeleter::onlyLoopWriter(NodeRef t, const BufferUses &copy) const {
+  if (copy.writers.empty())
+    return std::nullopt;
+  const NodeRef w = copy.writers[0];
+  const Node &wn = m_.graph(w.graph).node(w.node);
+  if (w.graph != t.graph || opKind(wn) != OpKind::While || isInputMutable(wn) ||
+      wn.subgraphs.size() != 2 ||
+      std::any_of(copy.writers.begin(), copy.writers.end(), [&](NodeRef n) { return n != w; }))
+    return std::nullopt;
+  return w;
+}
+
+std::set<uint32_t> TensorMoveDeleter::loopVariablesOf(NodeRef w, const BufferFacts &source,
+                                                      const BufferUses &copy) const {
+  std::set<uint32_t> vars;
+  for (const auto *u : {&source.writerSlots, &copy.writerSlots})
+    for (const SlotRef &slot : *u)
+      if (slot.graph == w.graph && slot.slot.node == w.node)
+        vars.insert(slot.slot.index);
+  return vars;
+}
+
 std::optional<Verdict> TensorMoveDeleter::tryDeadLoopPair(NodeRef t, const Verdict &kept,
                                                           SourceTrace trace,
                                                           std::vector<SourceTrace> ends) {
@@ -2162,21 +2192,16 @@ std::optional<Verdict> TensorMoveDeleter::tryDeadLoopPair(NodeRef t, const Verdi
   // around them the next run would find the write-backs' bytes.
   if (!computedFresh(end) || end.steps.back().graph != t.graph)
     return std::nullopt;
-  const NodeRef w = copy.writers[0];
-  const Node &wn = m_.graph(w.graph).node(w.node);
-  if (w.graph != t.graph || opKind(wn) != OpKind::While || isInputMutable(wn) ||
-      wn.subgraphs.size() != 2 ||
-      std::any_of(copy.writers.begin(), copy.writers.end(), [&](NodeRef n) { return n != w; }))
+  const std::optional<NodeRef> loop = onlyLoopWriter(t, copy);
+  if (!loop)
     return std::nullopt;
+  const NodeRef w = *loop;
+  const Node &wn = m_.graph(w.graph).node(w.node);
   const BufferFacts &f = bufferFacts(end);
   if (f.overBudget || !f.rootOutputs.empty() || f.continuous || f.writers.size() > kMaxWriters)
     return std::nullopt;
   // The loop variables bound to S or C: never read inside, never handed on.
-  std::set<uint32_t> vars;
-  for (const auto *u : {&f.writerSlots, &copy.writerSlots})
-    for (const SlotRef &slot : *u)
-      if (slot.graph == w.graph && slot.slot.node == w.node)
-        vars.insert(slot.slot.index);
+  std::set<uint32_t> vars = loopVariablesOf(w, f, copy);
   if (vars.empty())
     return std::nullopt;
   for (uint32_t j : vars) {
@@ -2240,12 +2265,11 @@ std::optional<Verdict> TensorMoveDeleter::tryLoopMirror(NodeRef t, const Verdict
   if (end.steps.empty() || (end.kind != SourceKind::Ordinary && end.kind != SourceKind::UserInput &&
                             end.kind != SourceKind::UnnamedUserInput))
     return std::nullopt;
-  const NodeRef w = copy.writers[0];
-  const Node &wn = m_.graph(w.graph).node(w.node);
-  if (w.graph != t.graph || opKind(wn) != OpKind::While || isInputMutable(wn) ||
-      wn.subgraphs.size() != 2 ||
-      std::any_of(copy.writers.begin(), copy.writers.end(), [&](NodeRef n) { return n != w; }))
+  const std::optional<NodeRef> loop = onlyLoopWriter(t, copy);
+  if (!loop)
     return std::nullopt;
+  const NodeRef w = *loop;
+  const Node &wn = m_.graph(w.graph).node(w.node);
   const BufferFacts &f = bufferFacts(end);
   if (f.overBudget || f.writers.size() > kMaxWriters)
     return std::nullopt;
@@ -2255,12 +2279,8 @@ std::optional<Verdict> TensorMoveDeleter::tryLoopMirror(NodeRef t, const Verdict
   // The loop variables bound to S (P) and to C (Q), each bound statically.
   const std::pair<GraphId, OutPort> sBuffer{end.steps.back().graph, end.steps.back().port};
   const std::pair<GraphId, OutPort> cBuffer{t.graph, OutPort{t.node, 0}};
-  std::set<uint32_t> vars;
+  std::set<uint32_t> vars = loopVariablesOf(w, f, copy);
   bool takesS = false, takesC = false;
-  for (const auto *u : {&f.writerSlots, &copy.writerSlots})
-    for (const SlotRef &slot : *u)
-      if (slot.graph == w.graph && slot.slot.node == w.node)
-        vars.insert(slot.slot.index);
   for (uint32_t j : vars) {
     auto b =
         j < wn.inputs.size() && wn.inputs[j] ? oneBufferOf(w.graph, *wn.inputs[j]) : std::nullopt;
