@@ -871,6 +871,8 @@ bool TensorMoveDeleter::readersIgnoreResize(NodeRef t, uint64_t copyBytes, uint6
     const Graph &g = m_.graph(gid);
     for (InPort c : g.node(port.node).consumers[port.index]) {
       const Node &n = g.node(c.node);
+      if (isDead({gid, c.node}))
+        continue; // what it reads reaches nothing observed
       if (isCopy(n)) {
         // A copy reads its input 0 only and writes the common prefix.
         if (c.index != 0 || n.inputs.size() != 1 || isInputMutable(n) || n.numOutputs == 0)
@@ -1876,16 +1878,21 @@ TensorMoveDeleter::orderBefore(NodeRef t, const std::vector<NodeRef> &firsts,
       GraphId gid = aChain[i].graph;
       NodeId a = aChain[i].node, b = bChain[j].node;
       const Graph &g = m_.graph(gid);
-      if (i == 0 && opKind(g.node(a)) == OpKind::NetOutput) {
+      if (opKind(m_.graph(first.graph).node(first.node)) == OpKind::NetOutput) {
         // A NetOutput reads when its whole graph is done (a graph output,
         // a While's write-back or condition), which no edge can move. A
         // result of an If/Case or a call stands for the holder's consumers,
         // which are among `firsts` themselves when anybody reads it; the
-        // NetOutput itself accesses nothing (semantics.md §2).
-        if (g.parentNode == kNoNode || g.parentGraph == kNoGraph ||
-            opKind(m_.graph(g.parentGraph).node(g.parentNode)) == OpKind::While)
+        // NetOutput itself accesses nothing (semantics.md §2), at whatever
+        // depth it sits below the graph where the pair meets.
+        const Graph &fg = m_.graph(first.graph);
+        OpKind hk = fg.parentNode == kNoNode || fg.parentGraph == kNoGraph
+                        ? OpKind::NetOutput
+                        : opKind(m_.graph(fg.parentGraph).node(fg.parentNode));
+        if (hk == OpKind::Call || hk == OpKind::If || hk == OpKind::Case)
+          continue;
+        if (i == 0)
           return std::nullopt;
-        continue;
       }
       if (a == b) {
         // A node reads its inputs before it writes (semantics.md §2); two
@@ -1906,8 +1913,10 @@ TensorMoveDeleter::orderBefore(NodeRef t, const std::vector<NodeRef> &firsts,
         // after the deletion, which matters unless nobody can observe what
         // it computes. (A path from a call orders nothing inside it before
         // the reader: then the two would race.)
-        if (i == 0 && opKind(g.node(b)) != OpKind::Call && isDead({gid, a}) &&
-            (directlyOrdered(g, b, a) || orderedWithoutCalls(gid, b, a)))
+        if (i == 0 && isDead({gid, a}) &&
+            (opKind(g.node(b)) == OpKind::Call
+                 ? j > 0 && calledBefore({gid, b}, {{gid, a}})
+                 : directlyOrdered(g, b, a) || orderedWithoutCalls(gid, b, a)))
           continue;
         return std::nullopt;
       }
@@ -2265,14 +2274,30 @@ std::optional<Verdict> TensorMoveDeleter::tryLoopMirror(NodeRef t, const Verdict
   if (end.steps.empty() || (end.kind != SourceKind::Ordinary && end.kind != SourceKind::UserInput &&
                             end.kind != SourceKind::UnnamedUserInput))
     return std::nullopt;
-  const std::optional<NodeRef> loop = onlyLoopWriter(t, copy);
-  if (!loop)
+  const BufferFacts &f = bufferFacts(end);
+  if (f.overBudget || f.writers.size() > kMaxWriters || copy.writers.size() > kMaxWriters)
     return std::nullopt;
+  std::optional<NodeRef> loop = onlyLoopWriter(t, copy);
+  std::vector<NodeRef> later; // C's writers after W (ext-written-copy from W on)
+  if (!loop) {
+    for (NodeRef x : copy.writers) {
+      const Node &xn = m_.graph(x.graph).node(x.node);
+      if (x.graph != t.graph || opKind(xn) != OpKind::While || isInputMutable(xn) ||
+          xn.subgraphs.size() != 2 ||
+          std::find(f.writers.begin(), f.writers.end(), x) == f.writers.end())
+        continue;
+      if (loop && *loop != x)
+        return std::nullopt; // two loops take both
+      loop = x;
+    }
+    if (!loop)
+      return std::nullopt;
+    for (NodeRef x : copy.writers)
+      if (x != *loop && std::find(later.begin(), later.end(), x) == later.end())
+        later.push_back(x);
+  }
   const NodeRef w = *loop;
   const Node &wn = m_.graph(w.graph).node(w.node);
-  const BufferFacts &f = bufferFacts(end);
-  if (f.overBudget || f.writers.size() > kMaxWriters)
-    return std::nullopt;
   for (NodeRef x : effectiveWriters(f.writers, f.writerSlots))
     if (x != w && !precedesCopy(t, trace, x))
       return std::nullopt;
@@ -2344,7 +2369,35 @@ std::optional<Verdict> TensorMoveDeleter::tryLoopMirror(NodeRef t, const Verdict
         sourceLayoutAddsConflict(t, end, copy, true))
       return std::nullopt;
   }
-  return extensionDelete("ext-loop-mirror", kept, std::move(trace), std::move(ends));
+  if (later.empty())
+    return extensionDelete("ext-loop-mirror", kept, std::move(trace), std::move(ends));
+  // C is written again after W. From W's end on, S and C hold equal bytes
+  // and S has no writer left, so this is ext-written-copy's case with W in
+  // the copy's place: the later writes land in S, which nobody may observe
+  // (fresh, or a granted user input, and no graph output), and every other
+  // access of S runs before each later writer (W runs before them all
+  // already: both write C, and the original is race-free).
+  constexpr size_t kMaxUses = 64; // other accesses examined per copy
+  if ((!computedFresh(end) && !grantedForCopy(end, copy)) || !f.rootOutputs.empty() ||
+      sourceLayoutAddsConflict(t, end, copy, true))
+    return std::nullopt;
+  auto afterLoop = orderBefore(t, {w}, later);
+  if (!afterLoop || !afterLoop->edges.empty())
+    return std::nullopt;
+  std::vector<SlotRef> visited;
+  BufferUses uses = exploreUses(m_, index_, bufferSlots(end), opts_.analysisBudget, &visited,
+                                /*whileResultsCopied=*/true);
+  if (uses.overBudget || visited.size() > kMaxUses)
+    return std::nullopt;
+  std::vector<NodeRef> others;
+  for (NodeRef n : accessingNodes(visited, {t}))
+    if (!precedesCopy(t, trace, n))
+      others.push_back(n);
+  auto edges = orderBefore(t, others, later);
+  if (!edges)
+    return std::nullopt;
+  return extensionDelete("ext-loop-mirror", kept, std::move(trace), std::move(ends),
+                         std::move(edges->edges));
 }
 
 std::optional<Verdict> TensorMoveDeleter::tryLoopWriteBack(NodeRef t, const Verdict &kept,
@@ -3239,7 +3292,7 @@ TensorMoveDeleteStats TensorMoveDeleter::run(std::vector<Remark> *remarks) {
                  : rule == "ext-loop-write-back"
                      ? "; the body returns it as the loop variable it copies"
                  : rule == "ext-loop-mirror"
-                     ? "; the only later writer is a loop that keeps the copy equal to the source"
+                     ? "; the source's only later writer is a loop that keeps the copy equal to it"
                  : rule == "ext-dead-loop-pair" ? "; a loop that reads neither writes both last"
                  : rule == "ext-scribbled-pair"
                      ? "; its only writer scribbles the source too, after every access of "
