@@ -227,7 +227,10 @@ private:
   std::optional<Verdict> tryLoopVariable(NodeRef t, const Verdict &kept, SourceTrace trace);
   /// Extension ext-loop-write-back: a copy of a While body's loop variable
   /// that the body returns as that same loop variable, written in place of
-  /// the variable when nothing else in the body needs its old bytes.
+  /// the variable when nothing else in the body needs its old bytes; and
+  /// ext-loop-overwritten: the same when the body returns, as that loop
+  /// variable, another buffer made in the body (the write-back overwrites
+  /// whatever the copy's writes left in the variable).
   std::optional<Verdict> tryLoopWriteBack(NodeRef t, const Verdict &kept, SourceTrace trace);
   /// Extension ext-readers-before-writers: the control edges (reader ->
   /// writer, in the TensorMove's graph) that put every reader of the copy's
@@ -306,6 +309,10 @@ private:
   /// min(sourceBytes, r) bytes either way and, past the source's end, the
   /// padding of a copy (Departure 13).
   bool readersIgnoreResize(NodeRef t, uint64_t copyBytes, uint64_t sourceBytes);
+  /// The trace stopped at a call body's Data whose slot in the call is left
+  /// `_`, or at a view of an unconnected input: the memory plan gives that
+  /// port a fresh buffer of its own, reading zero bytes (semantics.md §2).
+  bool unconnectedOwnBuffer(const SourceTrace &trace) const;
   /// Identity of the buffer a (non-control-flow) trace ends at.
   using BufferKey = std::tuple<int, GraphId, NodeId, uint32_t, std::string>;
   BufferKey bufferKey(const SourceTrace &trace) const;
@@ -594,9 +601,11 @@ Verdict TensorMoveDeleter::decide(NodeRef t) {
   if (opts_.conservative || v.outcome != Outcome::Keep)
     return v;
   // Keeps that no extension may lift: the TensorMove is not a plain copy,
-  // its memory cannot be traced, or the graph is broken.
-  static const std::set<std::string, std::less<>> kFinal = {
-      "malformed-tensor-move", "cyclic-graph", "tensor-desc-mismatch", "rule1-no-path"};
+  // or the graph is broken. (Of the traces without a source, the
+  // extensions take only one that ends at a buffer of its own reading zero
+  // bytes: unconnectedOwnBuffer.)
+  static const std::set<std::string, std::less<>> kFinal = {"malformed-tensor-move", "cyclic-graph",
+                                                            "tensor-desc-mismatch"};
   if (kFinal.count(v.rule))
     return v;
   // The extensions see that a While copies its results into its loop
@@ -932,6 +941,25 @@ bool TensorMoveDeleter::readersIgnoreResize(NodeRef t, uint64_t copyBytes, uint6
     }
   }
   return true;
+}
+
+bool TensorMoveDeleter::unconnectedOwnBuffer(const SourceTrace &trace) const {
+  if (trace.steps.empty())
+    return false;
+  const TraceStep &last = trace.steps.back();
+  const Graph &g = m_.graph(last.graph);
+  const Node &n = g.node(last.port.node);
+  if (opKind(n) == OpKind::DataSource) {
+    if (g.parentNode == kNoNode || g.parentGraph == kNoGraph)
+      return false;
+    const Node &holder = m_.graph(g.parentGraph).node(g.parentNode);
+    auto p = n.intAttr("_parent_node_index");
+    return opKind(holder) == OpKind::Call && p && *p >= 0 &&
+           (*p >= int64_t(holder.inputs.size()) || !holder.inputs[size_t(*p)]);
+  }
+  auto in = aliasedInput(n, last.port.index);
+  return opKind(n) == OpKind::Ordinary && in && !refInput(n, last.port.index) &&
+         (*in >= n.inputs.size() || !n.inputs[*in]);
 }
 
 TensorMoveDeleter::BufferKey TensorMoveDeleter::bufferKey(const SourceTrace &trace) const {
@@ -1614,6 +1642,16 @@ std::optional<Verdict> TensorMoveDeleter::tryReadOnlyMemory(NodeRef t, const Ver
   constexpr size_t kMaxWriters = 64; // writers checked per copy (cost bound)
   const Node &tm = m_.graph(t.graph).node(t.node);
   SourceTrace trace = traceSource(m_, index_, t.graph, *tm.inputs[0], maxTraceSteps_);
+  if (trace.kind == SourceKind::None && unconnectedOwnBuffer(trace)) {
+    // A buffer of its own that reads zero bytes and keeps whatever is
+    // written into it across runs: an unwritten copy that reaches no graph
+    // output (which the caller could overwrite) may read it directly.
+    const BufferUses &copy = tensorMoveUses(t);
+    if (copy.overBudget || !copy.rootOutputs.empty() || !effectiveWriters(copy).empty())
+      return std::nullopt;
+    trace.kind = SourceKind::Ordinary;
+    trace.failure.clear();
+  }
   bool viaControlFlow = trace.kind == SourceKind::ControlFlow;
   std::optional<std::vector<SourceTrace>> ends;
   bool viaLoopVariable = false;
@@ -2405,7 +2443,10 @@ std::optional<Verdict> TensorMoveDeleter::tryLoopWriteBack(NodeRef t, const Verd
   // The copy C of loop variable L (the buffer of the While's input p), in the
   // body, is the body's result for p: at the end of each iteration L takes
   // C's final bytes. Writing C's writes into L directly ends the iteration
-  // with the same L (the write-back then finds L already there). Inside the
+  // with the same L (the write-back then finds L already there). When the
+  // body's result for p is another buffer made in the body, the write-back
+  // overwrites all of L with it instead, in both graphs
+  // (ext-loop-overwritten). Inside the
   // iteration L must look unchanged to everything else: every other writer
   // of L in the body runs before the copy, and every other access of L in
   // the body that may follow the copy runs before each of C's writers (a
@@ -2437,7 +2478,14 @@ std::optional<Verdict> TensorMoveDeleter::tryLoopWriteBack(NodeRef t, const Verd
       traceSource(m_, index_, t.graph, *body.node(netOut).inputs[slots[0]], maxTraceSteps_);
   // (A ref output on the way writes the copy's memory: one of its writers.)
   if (result.kind != SourceKind::Ordinary || result.steps.empty() ||
-      result.steps.back().graph != t.graph || result.steps.back().port != OutPort{t.node, 0})
+      result.steps.back().graph != t.graph)
+    return std::nullopt;
+  // Or the body returns another buffer made in the body (no Data: not L):
+  // the write-back then overwrites the whole of L at the end of each
+  // iteration, so what the copy's writes left in L is gone by then.
+  const OutPort resultPort = result.steps.back().port;
+  const bool returnsCopy = resultPort == OutPort{t.node, 0};
+  if (!returnsCopy && opKind(body.node(resultPort.node)) == OpKind::DataSource)
     return std::nullopt;
   SourceTrace outer =
       traceSource(m_, index_, loopRef.graph, *loop.inputs[size_t(*p)], maxTraceSteps_);
@@ -2503,12 +2551,14 @@ std::optional<Verdict> TensorMoveDeleter::tryLoopWriteBack(NodeRef t, const Verd
     if (!edges)
       return std::nullopt;
     v.orderEdges = std::move(edges->edges);
+  } else if (!returnsCopy) {
+    return std::nullopt; // (an unwritten copy: the read-only rules' case)
   } else {
     // Unwritten: L keeps the copy's bytes through the iteration when the
     // other accesses do not write (their writers were checked above).
   }
   v.outcome = Outcome::Delete;
-  v.rule = "ext-loop-write-back";
+  v.rule = returnsCopy ? "ext-loop-write-back" : "ext-loop-overwritten";
   v.looseSuccessors = true;
   v.reason = kept.rule;
   v.trace = std::move(trace);
@@ -3291,6 +3341,8 @@ TensorMoveDeleteStats TensorMoveDeleter::run(std::vector<Remark> *remarks) {
                      ? "; nothing else needs the source once the copy's writes begin"
                  : rule == "ext-loop-write-back"
                      ? "; the body returns it as the loop variable it copies"
+                 : rule == "ext-loop-overwritten"
+                     ? "; the body overwrites the loop variable it copies at its end"
                  : rule == "ext-loop-mirror"
                      ? "; the source's only later writer is a loop that keeps the copy equal to it"
                  : rule == "ext-dead-loop-pair" ? "; a loop that reads neither writes both last"
