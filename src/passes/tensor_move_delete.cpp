@@ -2446,11 +2446,11 @@ std::optional<Verdict> TensorMoveDeleter::tryLoopWriteBack(NodeRef t, const Verd
   // with the same L (the write-back then finds L already there). When the
   // body's result for p is another buffer made in the body, the write-back
   // overwrites all of L with it instead, in both graphs
-  // (ext-loop-overwritten). Inside the
-  // iteration L must look unchanged to everything else: every other writer
-  // of L in the body runs before the copy, and every other access of L in
-  // the body that may follow the copy runs before each of C's writers (a
-  // NetOutput reads at the end of the body, so it may not read L itself).
+  // (ext-loop-overwritten). Inside the iteration L must look unchanged to
+  // everything else either way: every other writer of L in the body runs
+  // before the copy, and every other access of L in the body that may
+  // follow the copy runs before each of C's writers (a NetOutput reads at
+  // the end of the body, so it may not read L itself).
   // Outside the loop (one step) and in the cond (between iterations) only
   // the iteration's final L is seen, the same in both graphs.
   constexpr size_t kMaxWriters = 64; // writers checked per copy (cost bound)
