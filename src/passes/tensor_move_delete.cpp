@@ -313,6 +313,16 @@ private:
   /// `_`, or at a view of an unconnected input: the memory plan gives that
   /// port a fresh buffer of its own, reading zero bytes (semantics.md §2).
   bool unconnectedOwnBuffer(const SourceTrace &trace) const;
+  /// The copy's writes may land in the buffer `end` ends at: nobody
+  /// observes it (a fresh buffer, or a user input granted for the copy's
+  /// graph outputs; no graph output itself, no new §6 conflict).
+  bool writesMayLandIn(NodeRef t, const SourceTrace &end, const BufferUses &copy, bool oneBuffer);
+  /// Every node accessing the buffer `end` ends at that may run after the
+  /// copy `t` (calls and `t` left out: a call's body nodes come in their own
+  /// right). nullopt when the exploration runs out of budget or finds more
+  /// than 64 accesses.
+  std::optional<std::vector<NodeRef>> sourceAccessesAfterCopy(NodeRef t, const SourceTrace &trace,
+                                                              const SourceTrace &end);
   /// Identity of the buffer a (non-control-flow) trace ends at.
   using BufferKey = std::tuple<int, GraphId, NodeId, uint32_t, std::string>;
   BufferKey bufferKey(const SourceTrace &trace) const;
@@ -328,6 +338,9 @@ private:
   /// While in the copy's graph with a cond and a body that does not
   /// scribble its inputs (ext-dead-loop-pair, ext-loop-mirror).
   std::optional<NodeRef> onlyLoopWriter(NodeRef t, const BufferUses &copy) const;
+  /// `w` is a While in graph `g` with a cond and a body that does not
+  /// scribble its inputs.
+  bool plainLoopIn(NodeRef w, GraphId g) const;
   /// The inputs of the While `w` through which it takes the source's or the
   /// copy's memory (its loop variables bound to either).
   std::set<uint32_t> loopVariablesOf(NodeRef w, const BufferFacts &source,
@@ -960,6 +973,31 @@ bool TensorMoveDeleter::unconnectedOwnBuffer(const SourceTrace &trace) const {
   auto in = aliasedInput(n, last.port.index);
   return opKind(n) == OpKind::Ordinary && in && !refInput(n, last.port.index) &&
          (*in >= n.inputs.size() || !n.inputs[*in]);
+}
+
+bool TensorMoveDeleter::writesMayLandIn(NodeRef t, const SourceTrace &end, const BufferUses &copy,
+                                        bool oneBuffer) {
+  if (!computedFresh(end) && !grantedForCopy(end, copy))
+    return false;
+  const BufferFacts &f = bufferFacts(end);
+  return !f.overBudget && f.rootOutputs.empty() &&
+         !sourceLayoutAddsConflict(t, end, copy, oneBuffer);
+}
+
+std::optional<std::vector<NodeRef>>
+TensorMoveDeleter::sourceAccessesAfterCopy(NodeRef t, const SourceTrace &trace,
+                                           const SourceTrace &end) {
+  constexpr size_t kMaxUses = 64; // accesses examined per copy (cost bound)
+  std::vector<SlotRef> visited;
+  BufferUses uses = exploreUses(m_, index_, bufferSlots(end), opts_.analysisBudget, &visited,
+                                /*whileResultsCopied=*/true);
+  if (uses.overBudget || visited.size() > kMaxUses)
+    return std::nullopt;
+  std::vector<NodeRef> after;
+  for (NodeRef n : accessingNodes(visited, {t}))
+    if (!precedesCopy(t, trace, n))
+      after.push_back(n);
+  return after;
 }
 
 TensorMoveDeleter::BufferKey TensorMoveDeleter::bufferKey(const SourceTrace &trace) const {
@@ -2044,7 +2082,6 @@ std::optional<Verdict> TensorMoveDeleter::tryWrittenCopy(NodeRef t, const Verdic
   // (it still reads the bytes the copy took). The copy itself may then be a
   // graph output: S merges into it as into a fresh buffer nobody observes.
   constexpr size_t kMaxWriters = 64; // writers checked per copy (cost bound)
-  constexpr size_t kMaxUses = 64;    // other accesses examined per copy
   const BufferUses &copy = tensorMoveUses(t);
   std::vector<NodeRef> copyWriters = effectiveWriters(copy, ends.size() == 1);
   if (copy.overBudget || copyWriters.empty() || copyWriters.size() > kMaxWriters ||
@@ -2053,33 +2090,23 @@ std::optional<Verdict> TensorMoveDeleter::tryWrittenCopy(NodeRef t, const Verdic
   std::vector<NodeRef> others; // accesses of S that may follow the copy
   for (const SourceTrace &end : ends) {
     // A granted user input may take the copy's writes: it is refilled
-    // before the next run.
-    if (!computedFresh(end) && !grantedForCopy(end, copy))
+    // before the next run. S feeding a continuous-input op matters only when
+    // the merged buffer becomes a graph output (semantics.md §6); a fresh S
+    // stays fresh.
+    if (!writesMayLandIn(t, end, copy, ends.size() == 1))
       return std::nullopt;
     const BufferFacts &f = bufferFacts(end);
-    // S feeding a continuous-input op matters only when the merged buffer
-    // becomes a graph output (semantics.md §6); a fresh S stays fresh.
-    if (f.overBudget || !f.rootOutputs.empty() ||
-        sourceLayoutAddsConflict(t, end, copy, ends.size() == 1) || f.writers.size() > kMaxWriters)
+    if (f.writers.size() > kMaxWriters)
       return std::nullopt;
     for (NodeRef w : effectiveWriters(f.writers, f.writerSlots))
       if (!precedesCopy(t, trace, w))
         return std::nullopt;
-    std::vector<SlotRef> visited;
-    BufferUses uses = exploreUses(m_, index_, bufferSlots(end), opts_.analysisBudget, &visited,
-                                  /*whileResultsCopied=*/true);
-    if (uses.overBudget || visited.size() > kMaxUses)
+    auto after = sourceAccessesAfterCopy(t, trace, end);
+    if (!after)
       return std::nullopt;
-    for (const SlotRef &s : visited) {
-      NodeRef n{s.graph, s.slot.node};
-      // A call accesses nothing itself: the nodes of its body that read the
-      // memory are visited in their own right (semantics.md §2).
-      if (n == t || opKind(m_.graph(n.graph).node(n.node)) == OpKind::Call ||
-          precedesCopy(t, trace, n))
-        continue;
+    for (NodeRef n : *after)
       if (std::find(others.begin(), others.end(), n) == others.end())
         others.push_back(n);
-    }
   }
   auto edges = orderBefore(t, others, copyWriters);
   if (!edges)
@@ -2184,8 +2211,7 @@ std::optional<Verdict> TensorMoveDeleter::tryScribbledPair(NodeRef t, const Verd
     if (!copy.rootOutputs.empty())
       return std::nullopt;
   } else {
-    if ((!computedFresh(end) && !grantedForCopy(end, copy)) || !f.rootOutputs.empty() ||
-        sourceLayoutAddsConflict(t, end, copy, true))
+    if (!writesMayLandIn(t, end, copy, true))
       return std::nullopt;
   }
   auto edges = orderBefore(t, accessingNodes(visited, {h, t}), {h});
@@ -2199,12 +2225,16 @@ std::optional<NodeRef> TensorMoveDeleter::onlyLoopWriter(NodeRef t, const Buffer
   if (copy.writers.empty())
     return std::nullopt;
   const NodeRef w = copy.writers[0];
-  const Node &wn = m_.graph(w.graph).node(w.node);
-  if (w.graph != t.graph || opKind(wn) != OpKind::While || isInputMutable(wn) ||
-      wn.subgraphs.size() != 2 ||
+  if (!plainLoopIn(w, t.graph) ||
       std::any_of(copy.writers.begin(), copy.writers.end(), [&](NodeRef n) { return n != w; }))
     return std::nullopt;
   return w;
+}
+
+bool TensorMoveDeleter::plainLoopIn(NodeRef w, GraphId g) const {
+  const Node &wn = m_.graph(w.graph).node(w.node);
+  return w.graph == g && opKind(wn) == OpKind::While && !isInputMutable(wn) &&
+         wn.subgraphs.size() == 2;
 }
 
 std::set<uint32_t> TensorMoveDeleter::loopVariablesOf(NodeRef w, const BufferFacts &source,
@@ -2319,9 +2349,7 @@ std::optional<Verdict> TensorMoveDeleter::tryLoopMirror(NodeRef t, const Verdict
   std::vector<NodeRef> later; // C's writers after W (ext-written-copy from W on)
   if (!loop) {
     for (NodeRef x : copy.writers) {
-      const Node &xn = m_.graph(x.graph).node(x.node);
-      if (x.graph != t.graph || opKind(xn) != OpKind::While || isInputMutable(xn) ||
-          xn.subgraphs.size() != 2 ||
+      if (!plainLoopIn(x, t.graph) ||
           std::find(f.writers.begin(), f.writers.end(), x) == f.writers.end())
         continue;
       if (loop && *loop != x)
@@ -2415,23 +2443,15 @@ std::optional<Verdict> TensorMoveDeleter::tryLoopMirror(NodeRef t, const Verdict
   // (fresh, or a granted user input, and no graph output), and every other
   // access of S runs before each later writer (W runs before them all
   // already: both write C, and the original is race-free).
-  constexpr size_t kMaxUses = 64; // other accesses examined per copy
-  if ((!computedFresh(end) && !grantedForCopy(end, copy)) || !f.rootOutputs.empty() ||
-      sourceLayoutAddsConflict(t, end, copy, true))
+  if (!writesMayLandIn(t, end, copy, true))
     return std::nullopt;
   auto afterLoop = orderBefore(t, {w}, later);
   if (!afterLoop || !afterLoop->edges.empty())
     return std::nullopt;
-  std::vector<SlotRef> visited;
-  BufferUses uses = exploreUses(m_, index_, bufferSlots(end), opts_.analysisBudget, &visited,
-                                /*whileResultsCopied=*/true);
-  if (uses.overBudget || visited.size() > kMaxUses)
+  auto others = sourceAccessesAfterCopy(t, trace, end);
+  if (!others)
     return std::nullopt;
-  std::vector<NodeRef> others;
-  for (NodeRef n : accessingNodes(visited, {t}))
-    if (!precedesCopy(t, trace, n))
-      others.push_back(n);
-  auto edges = orderBefore(t, others, later);
+  auto edges = orderBefore(t, *others, later);
   if (!edges)
     return std::nullopt;
   return extensionDelete("ext-loop-mirror", kept, std::move(trace), std::move(ends),
