@@ -45,6 +45,11 @@ constexpr size_t kMaxZ3Pairs = 100000;
 
 /// State 0 is the seed itself, so `graphvet run --seed S` shows the bytes a
 /// check with --seed S reports; further states derive from it.
+/// Experiments per module: every state under every arithmetic variant.
+unsigned experimentCount(const CheckOptions &opts) {
+  return std::max(1u, opts.numStates) * std::max(1u, opts.arithmetics);
+}
+
 uint64_t stateSeed(uint64_t seed, unsigned state) {
   if (state == 0)
     return seed;
@@ -369,8 +374,12 @@ bool validateOriginal(OriginalState &o, const Module &m, const CheckOptions &opt
     r.violations = std::move(races.races);
     return false;
   }
-  for (unsigned s = 0; s < std::max(1u, opts.numStates); ++s) {
-    ExperimentResult e = a.interp->experiment(stateSeed(opts.seed, s));
+  // Every arithmetic variant, each on every state (in that order: the
+  // experiments are indexed variant * states + state).
+  for (unsigned i = 0; i < experimentCount(opts); ++i) {
+    a.interp->setArithmetic(i / std::max(1u, opts.numStates));
+    ExperimentResult e =
+        a.interp->experiment(stateSeed(opts.seed, i % std::max(1u, opts.numStates)));
     if (e.crashed()) {
       r.verdict = Verdict::Invalid;
       r.reason = "the original faults in the interpreter: " + e.crash();
@@ -394,6 +403,7 @@ bool validateOriginal(OriginalState &o, const Module &m, const CheckOptions &opt
       }
     o.experiments.push_back(std::move(e));
   }
+  a.interp->setArithmetic(0);
   return true;
 }
 
@@ -502,10 +512,13 @@ bool permittedAlias(const AliasPair &p, const std::vector<AliasPair> &relation,
 
 void compareExperiments(const Analysis &b, const ExperimentResult &ea, const ExperimentResult &eb,
                         const Permissions &perms, const CheckOptions &opts, unsigned state,
-                        std::vector<Violation> &out) {
+                        unsigned arithmetic, std::vector<Violation> &out) {
   std::vector<std::string> schedule = b.inl.names(0, b.inl.domains[0].reference);
   std::string stateNote =
-      state == 0 ? "" : fmt::format(" (initial state {} of seed {})", state, opts.seed);
+      arithmetic != 0 ? fmt::format(" (initial state {} of seed {}, arithmetic variant {})", state,
+                                    opts.seed, arithmetic)
+      : state == 0    ? ""
+                      : fmt::format(" (initial state {} of seed {})", state, opts.seed);
   if (eb.crashed()) {
     out.push_back({"crash", {}, {}, {schedule}, {}, "the optimized graph faults: " + eb.crash()});
     return;
@@ -690,8 +703,10 @@ CheckResult refine(const Module &original, const Module &optimized, const CheckO
     return r;
   }
   // 5. experiments
-  for (unsigned s = 0; s < o.experiments.size(); ++s) {
-    ExperimentResult eb = b.interp->experiment(stateSeed(opts.seed, s));
+  const unsigned states = std::max(1u, opts.numStates);
+  for (unsigned i = 0; i < o.experiments.size(); ++i) {
+    b.interp->setArithmetic(i / states);
+    ExperimentResult eb = b.interp->experiment(stateSeed(opts.seed, i % states));
     if (eb.budgetExceeded() && !eb.crashed()) {
       inconclusive.push_back(fmt::format(
           "the optimized graph exceeds the interpreter's budget ({} steps, {} MiB of buffers)",
@@ -699,7 +714,7 @@ CheckResult refine(const Module &original, const Module &optimized, const CheckO
       break;
     }
     std::vector<Violation> found;
-    compareExperiments(b, o.experiments[s], eb, perms, opts, s, found);
+    compareExperiments(b, o.experiments[i], eb, perms, opts, i % states, i / states, found);
     if (!found.empty()) {
       finish(r, std::move(found));
       return r;

@@ -38,6 +38,11 @@ struct CheckOptions {
   unsigned numStates = 2;      ///< seeded initial states per experiment
   unsigned z3TimeoutMs = 2000; ///< total Z3 budget per check
   bool useZ3 = true;           ///< false: race analysis by reachability only (fast path)
+  /// Variants of the placeholder arithmetic of ops without semantics of their
+  /// own, each run on every state (Interpreter::setArithmetic). semantics.md
+  /// fixes only that such an op computes a deterministic mix of its inputs,
+  /// so a sound change is sound under every mix; 1 checks the documented one.
+  unsigned arithmetics = 1;
 };
 
 struct CheckResult {

@@ -114,6 +114,7 @@ struct Interpreter::Impl {
   std::vector<Slot> slots;
   std::vector<BufferId> scribbled;
   std::vector<uint64_t> domainRuns; ///< per domain, since construction
+  uint64_t arithmetic = 0;          ///< the placeholder arithmetic's variant
 
   Impl(const Module &mod, const MemoryPlan &p, const InlinedModule &i)
       : m(mod), plan(p), inl(i), domainRuns(i.domains.size(), 0) {
@@ -358,7 +359,7 @@ struct Interpreter::Impl {
       const PortPlan &pp = plan.port(p);
       if (pp.write == PortWrite::Compute) {
         BufferId b = bufferOf(p);
-        fillStream(beginWrite(b, st.name), info(b).size, mix(mix(h, e.typeHash), k + 1));
+        fillStream(beginWrite(b, st.name), info(b).size, mix(mix(h, opKey(e)), k + 1));
       } else if (pp.write == PortWrite::Copy) {
         // An unconnected slot reads as zero bytes (the verifier already
         // refuses a TensorMove without input; Identity(_) copies nothing).
@@ -378,7 +379,7 @@ struct Interpreter::Impl {
       if (p == kNoPort || plan.port(p).write != PortWrite::Ref)
         continue;
       BufferId b = bufferOf(p);
-      fillStream(beginWrite(b, st.name), info(b).size, mix(mix(h, e.typeHash), k + 1));
+      fillStream(beginWrite(b, st.name), info(b).size, mix(mix(h, opKey(e)), k + 1));
     }
     // ...then scribbles, once per distinct input buffer.
     if (e.scribble) {
@@ -391,7 +392,7 @@ struct Interpreter::Impl {
           continue;
         scribbled.push_back(b);
         uint8_t *d = beginWrite(b, st.name);
-        uint64_t x = mix(mix(e.typeHash, i + 0x5c), fnv(d, info(b).size));
+        uint64_t x = mix(mix(opKey(e), i + 0x5c), fnv(d, info(b).size));
         for (uint32_t j = 0; j < info(b).size; j += 8) {
           uint64_t r = splitmix(x);
           for (uint32_t q = 0; q < 8 && j + q < info(b).size; ++q)
@@ -399,6 +400,12 @@ struct Interpreter::Impl {
         }
       }
     }
+  }
+
+  /// The op's key in the placeholder arithmetic: its type, keyed by the
+  /// arithmetic variant (0 is the documented mix, unchanged).
+  uint64_t opKey(const StepExec &e) const {
+    return arithmetic == 0 ? e.typeHash : mix(e.typeHash, arithmetic);
   }
 
   uint8_t firstByte(PortId p) {
@@ -524,6 +531,10 @@ Interpreter::~Interpreter() {
 RunOutcome Interpreter::runOnce(uint64_t stateSeed, const DomainOrders &orders) {
   impl_->fillState(stateSeed);
   return impl_->run(orders);
+}
+
+void Interpreter::setArithmetic(uint64_t variant) {
+  impl_->arithmetic = variant;
 }
 
 const std::vector<uint64_t> &Interpreter::domainRuns() const {

@@ -96,6 +96,11 @@ public:
   RunOutcome runOnce(uint64_t stateSeed, const DomainOrders &orders = {});
   /// The full experiment of semantics.md §3.
   ExperimentResult experiment(uint64_t stateSeed, const DomainOrders &orders = {});
+  /// Selects the variant of the placeholder arithmetic of ops without
+  /// semantics of their own (semantics.md §2 fixes only that it is a
+  /// deterministic mix of inputs, op type and output index): variant v keys
+  /// the op type's hash by v. 0, the default, is the documented mix.
+  void setArithmetic(uint64_t variant);
   /// How many times each domain has started running since construction, over
   /// every run (a branch not taken and a loop body whose cond failed stay 0).
   const std::vector<uint64_t> &domainRuns() const;

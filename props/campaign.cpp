@@ -86,6 +86,7 @@ MissedOptions missedOptions(const CampaignOptions &opts, uint64_t seed) {
   mo.check = opts.check;
   mo.check.seed = seed;
   mo.check.numStates = opts.missedStates;
+  mo.check.arithmetics = opts.missedArithmetics;
   // The campaign has just found the pass output sound.
   mo.checkPassOutput = false;
   return mo;

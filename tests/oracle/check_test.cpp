@@ -3,6 +3,8 @@
 #include "oracle/check.h"
 #include "oracle_test_util.h"
 
+#include <fmt/format.h>
+
 namespace graphvet::oracle {
 namespace {
 
@@ -66,6 +68,54 @@ graph root {
   CheckResult r = checkOriginal(m, {});
   EXPECT_EQ(r.verdict, Verdict::Invalid);
   EXPECT_EQ(r.violations.at(0).kind, "cycle");
+}
+
+// A branch predicate computed from no input is fixed by the placeholder
+// arithmetic alone: replacing the If by the branch the documented mix takes
+// holds under that mix only, and the other variants expose it.
+TEST(CheckRefinement, ArithmeticVariantsExposeAValueOnlyTheMixDecides) {
+  const char *original = R"(
+graph root {
+  x   = Data() {index = 0}
+  c   = Add()
+  if1 = If(c, x) {subgraphs = [yes, no]}
+  out = NetOutput(if1)
+}
+graph yes {
+  a   = Data() {_parent_node_index = 1}
+  r   = ReLU(a)
+  ret = NetOutput(r) {in0._parent_node_index = 0}
+}
+graph no {
+  a   = Data() {_parent_node_index = 1}
+  r   = Sigmoid(a)
+  ret = NetOutput(r) {in0._parent_node_index = 0}
+}
+)";
+  Module m = parseText(original);
+  int soundUnderTheMix = 0;
+  for (const char *op : {"ReLU", "Sigmoid"}) {
+    Module taken = parseText(fmt::format(R"(
+graph root {{
+  x   = Data() {{index = 0}}
+  r   = {}(x)
+  out = NetOutput(r)
+}}
+)",
+                                         op));
+    CheckOptions one;
+    CheckResult byMix = checkRefinement(m, taken, one);
+    soundUnderTheMix += byMix.verdict == Verdict::Sound;
+    CheckOptions all;
+    all.arithmetics = 8;
+    CheckResult r = checkRefinement(m, taken, all);
+    ASSERT_EQ(r.verdict, Verdict::Violation) << op << ": " << formatResult(r);
+    if (byMix.verdict == Verdict::Sound) {
+      EXPECT_NE(r.violations.front().message.find("arithmetic variant"), std::string::npos)
+          << r.violations.front().message;
+    }
+  }
+  EXPECT_EQ(soundUnderTheMix, 1); // exactly one branch is the mix's choice
 }
 
 TEST(CheckRefinement, MalformedOptionWarns) {

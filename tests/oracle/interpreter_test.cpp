@@ -53,6 +53,28 @@ graph root {
   EXPECT_NE(a.outputs[0], input(a, 0)); // ReLU mixes, it does not copy
 }
 
+TEST(Interpreter, ArithmeticVariantsKeyTheMixAndVariantZeroIsTheDefault) {
+  Harness h(R"(
+graph root {
+  x   = Data() {index = 0}
+  c   = Add()
+  r   = ReLU(x)
+  out = NetOutput(c, r, x)
+}
+)");
+  Observation byDefault = h.run(7);
+  h.interp->setArithmetic(0);
+  EXPECT_EQ(h.run(7).outputs, byDefault.outputs);
+  h.interp->setArithmetic(1);
+  Observation one = h.run(7);
+  EXPECT_EQ(h.run(7).outputs, one.outputs);        // still deterministic
+  EXPECT_NE(one.outputs[0], byDefault.outputs[0]); // an op of no inputs changes...
+  EXPECT_NE(one.outputs[1], byDefault.outputs[1]); // ...and so does every mix
+  EXPECT_EQ(one.outputs[2], byDefault.outputs[2]); // the filled input does not
+  h.interp->setArithmetic(2);
+  EXPECT_NE(h.run(7).outputs[0], one.outputs[0]);
+}
+
 TEST(Interpreter, MixDependsOnTypeOutputIndexAndEveryInput) {
   Harness h(R"(
 graph root {

@@ -41,6 +41,8 @@ struct FuzzCmdOptions {
   unsigned missedExamples = 3;
   unsigned missedReduceBudget = 300;
   unsigned missedStates = 8;
+  unsigned missedArithmetics = 8;
+  unsigned arithmetics = 1;
 };
 
 /// The campaign's settings as a command line (shown in the report).
@@ -55,6 +57,8 @@ std::string commandLine(const FuzzCmdOptions &c) {
     out += " --passes " + *c.passes;
   if (c.z3)
     out += " --z3";
+  if (c.arithmetics != 1)
+    out += fmt::format(" --arithmetics {}", c.arithmetics);
   if (c.stopOnFirst)
     out += " --stop-on-first";
   if (c.conservative)
@@ -117,7 +121,8 @@ nlohmann::ordered_json toJson(const props::CampaignResult &r, const props::Campa
                            {"inconclusive", s.missedInconclusive},
                            {"reserved", s.missedReserved},
                            {"untried", s.missedUntried},
-                           {"states", o.missedStates}};
+                           {"states", o.missedStates},
+                           {"arithmetics", o.missedArithmetics}};
     std::vector<std::string> examples;
     for (const props::MissedExample &ex : r.missedExamples)
       if (!ex.path.empty())
@@ -216,6 +221,8 @@ int runFuzz(const FuzzCmdOptions &cmd) {
   o.missedExamplesPerRule = cmd.missedExamples;
   o.missedReduceBudget = cmd.missedReduceBudget;
   o.missedStates = cmd.missedStates;
+  o.missedArithmetics = cmd.missedArithmetics;
+  o.check.arithmetics = cmd.arithmetics;
   if (!applyPassList(cmd.passes, {}, "fuzz", o.pipeline, std::cerr))
     return kExitBadInput;
 
@@ -312,6 +319,16 @@ void registerFuzz(CLI::App &app, CommandContext &ctx) {
                   "seeded initial states per missed-optimization check (a removal holds in "
                   "all of them)")
       ->check(CLI::Range(1u, 1000u))
+      ->capture_default_str();
+  sub->add_option("--missed-arithmetics", opts->missedArithmetics,
+                  "variants of the placeholder arithmetic per missed-optimization check (a "
+                  "removal holds under all of them)")
+      ->check(CLI::Range(1u, 16u))
+      ->capture_default_str();
+  sub->add_option("--arithmetics", opts->arithmetics,
+                  "variants of the placeholder arithmetic per soundness check, each on every "
+                  "state (1: the documented mix)")
+      ->check(CLI::Range(1u, 16u))
       ->capture_default_str();
   sub->add_option("--max-steps", opts->maxSteps, "construction steps of the root graph")
       ->check(CLI::Range(3u, 200u))

@@ -24,7 +24,8 @@ struct MissedCmdOptions {
   bool conservative = false;
   bool json = false;
   uint64_t seed = 1;
-  unsigned states = 8; // as graphvet fuzz --missed-states: see props/campaign.h
+  unsigned states = 8;      // as graphvet fuzz --missed-states: see props/campaign.h
+  unsigned arithmetics = 8; // as graphvet fuzz --missed-arithmetics
   unsigned z3TimeoutMs = 2000;
   bool noZ3 = false;
   unsigned maxCandidates = 256;
@@ -125,6 +126,7 @@ int runMissed(const MissedCmdOptions &cmd) {
   o.pipeline.conservative = cmd.conservative;
   o.check.seed = cmd.seed;
   o.check.numStates = cmd.states;
+  o.check.arithmetics = cmd.arithmetics;
   o.check.z3TimeoutMs = cmd.z3TimeoutMs;
   o.check.useZ3 = !cmd.noZ3;
   o.maxCandidates = cmd.maxCandidates;
@@ -180,6 +182,11 @@ void registerMissed(CLI::App &app, CommandContext &ctx) {
       ->capture_default_str();
   sub->add_option("--states", opts->states, "seeded initial states per experiment")
       ->check(CLI::Range(1u, 1000u))
+      ->capture_default_str();
+  sub->add_option("--arithmetics", opts->arithmetics,
+                  "variants of the placeholder arithmetic of ops without semantics, each on every "
+                  "state: a removal is claimed only when it holds under all of them")
+      ->check(CLI::Range(1u, 16u))
       ->capture_default_str();
   sub->add_option("--z3-timeout", opts->z3TimeoutMs, "total Z3 budget per check, in ms")
       ->capture_default_str();

@@ -31,6 +31,7 @@ struct ReduceCmdOptions {
   std::optional<std::string> kind;
   uint64_t seed = 1;
   unsigned states = 2;
+  unsigned arithmetics = 1;
   bool noZ3 = false;
   unsigned budget = 3000;
 };
@@ -51,6 +52,7 @@ int runReduce(const ReduceCmdOptions &cmd) {
     return kExitBadInput;
   eo.check.seed = cmd.seed;
   eo.check.numStates = cmd.states;
+  eo.check.arithmetics = cmd.arithmetics;
   eo.check.useZ3 = !cmd.noZ3;
 
   props::Evaluation first = props::evaluate(*m, eo);
@@ -123,6 +125,10 @@ void registerReduce(CLI::App &app, CommandContext &ctx) {
       ->capture_default_str();
   sub->add_option("--states", opts->states, "seeded initial states per experiment")
       ->check(CLI::Range(1u, 1000u))
+      ->capture_default_str();
+  sub->add_option("--arithmetics", opts->arithmetics,
+                  "variants of the placeholder arithmetic, each on every state, as for check")
+      ->check(CLI::Range(1u, 16u))
       ->capture_default_str();
   sub->add_flag("--no-z3", opts->noZ3, "decide races by reachability only (faster)");
   sub->add_option("--budget", opts->budget, "interestingness tests at most")->capture_default_str();
