@@ -328,6 +328,8 @@ MissedExample makeMissedExample(const CampaignOptions &opts, const CampaignStats
                       ex.seed, ex.seed, opts.pipeline.conservative ? " --tm-conservative" : "");
   text += fmt::format("# reduced: {} -> {} nodes\n", ex.nodesBefore, ex.nodesAfter);
   // The oracle's initial states derive from the case seed: replay with it.
+  if (opts.missedArithmetics != CampaignOptions{}.missedArithmetics)
+    flags += fmt::format(" --arithmetics {}", opts.missedArithmetics);
   text += fmt::format("# replay: graphvet missed FILE{} --seed {} --no-z3\n", flags, ex.seed);
   if (item && !item->candidate.empty()) {
     text += "#\n# candidate (the pass output without " + item->node + "):\n";
@@ -576,8 +578,11 @@ CampaignResult runCampaign(const CampaignOptions &opts) {
   std::string passes = passesFlag(opts.pipeline);
   for (Finding &f : result.findings) {
     std::string shown = opts.outDir.empty() ? f.fileName : opts.outDir + "/" + f.fileName;
-    f.replay = oracle::replayPassesCommand(shown, passes, f.seed) + pipelineFlags(opts.pipeline) +
-               (f.confirmedWithZ3 ? "" : " --no-z3");
+    f.replay =
+        oracle::replayPassesCommand(shown, passes, f.seed) + pipelineFlags(opts.pipeline) +
+        (opts.check.arithmetics > 1 ? fmt::format(" --arithmetics {}", opts.check.arithmetics)
+                                    : std::string()) +
+        (f.confirmedWithZ3 ? "" : " --no-z3");
     f.result.replay = f.replay;
     if (opts.outDir.empty())
       continue;

@@ -1145,6 +1145,13 @@ bool TensorMoveDeleter::precedesCopy(NodeRef t, const SourceTrace &trace, NodeRe
   // A call is transparent (semantics.md §2): a path through it proves
   // nothing about the nodes inside, so neither side is lifted through one.
   constexpr size_t kMaxDepth = 64; // nesting followed per side (cost bound)
+  // A NetOutput reads (a root one: is observed) when its whole graph is
+  // done, whatever edges leave it: after the copy whenever the copy runs in
+  // that graph or below it (graphvet fuzz --seed 41 --arithmetics 8, case
+  // seed 352394: a While condition read the source after a scribble that an
+  // edge from the condition's NetOutput seemed to order after it).
+  if (opKind(m_.graph(w.graph).node(w.node)) == OpKind::NetOutput && insideGraph(t, w.graph))
+    return false;
   std::vector<NodeRef> holders{t};
   while (holders.size() < kMaxDepth) {
     const Graph &hg = m_.graph(holders.back().graph);

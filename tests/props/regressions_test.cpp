@@ -40,6 +40,8 @@ EvalOptions replaySettings(const std::string &text) {
       flags >> eo.check.seed;
     else if (flag == "--no-z3")
       eo.check.useZ3 = false;
+    else if (flag == "--arithmetics")
+      flags >> eo.check.arithmetics;
     else if (flag == "--passes") {
       std::string list;
       flags >> list;

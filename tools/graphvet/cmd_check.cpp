@@ -10,6 +10,7 @@
 #include "props/contract.h"
 #include "tools/graphvet/commands.h"
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <iostream>
@@ -90,6 +91,11 @@ void print(const oracle::CheckResult &r, const std::string &file, bool json) {
   std::cout.flush();
 }
 
+/// " --arithmetics N" when the check ran under more than the documented mix.
+std::string arithmeticsFlag(const CheckCmdOptions &opts) {
+  return opts.arithmetics > 1 ? fmt::format(" --arithmetics {}", opts.arithmetics) : "";
+}
+
 oracle::CheckOptions checkOptions(const CheckCmdOptions &opts) {
   oracle::CheckOptions co;
   co.seed = opts.seed;
@@ -119,7 +125,8 @@ int checkPair(const CheckCmdOptions &opts) {
     return kExitBadInput;
   oracle::CheckResult r = oracle::checkRefinement(*orig, *opt, checkOptions(opts));
   props::checkReservedNodesKept(*orig, *opt, r);
-  r.replay = oracle::replayPairCommand(opts.pair[0], opts.pair[1], opts.seed);
+  r.replay =
+      oracle::replayPairCommand(opts.pair[0], opts.pair[1], opts.seed) + arithmeticsFlag(opts);
   print(r, "", opts.json);
   return exitFor(r.verdict);
 }
@@ -160,7 +167,7 @@ int checkFiles(const CheckCmdOptions &opts) {
     oracle::CheckResult r = oracle::checkRefinement(*original, optimized, checkOptions(opts));
     props::checkReservedNodesKept(*original, optimized, r);
     r.replay = oracle::replayPassesCommand(file, opts.passes.value_or(""), opts.seed) +
-               pipelineFlags(opts);
+               pipelineFlags(opts) + arithmeticsFlag(opts);
     print(r, several ? shown : "", opts.json);
     status = worse(status, exitFor(r.verdict));
   }
