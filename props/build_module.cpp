@@ -110,6 +110,7 @@ struct DataOrdered {
 struct BodyTail {
   const Variable *writeVar = nullptr; ///< CallShape::WritesCopiedVariable
   bool copyAsResult = false;          ///< CallShape::ResultWrittenOutside
+  bool writtenCopyOfArg = false;      ///< CallShape::WrittenCopyOfUnconnected
   uint8_t variant = 0;
 };
 
@@ -751,6 +752,8 @@ private:
     std::optional<Value> firstResult;
     if (tail.writeVar && !L.parentInputs.empty())
       firstResult = writeVariableThenReadCopy(L, *tail.writeVar, tail.variant);
+    if (tail.writtenCopyOfArg && !L.parentInputs.empty())
+      firstResult = writeCopyOfArgument(L, tail.variant);
     runSteps(L, body.steps);
     if (tail.copyAsResult)
       firstResult = copyReadBySibling(L, tail.variant);
@@ -797,6 +800,30 @@ private:
     return L.values.back();
   }
 
+  /// CallShape::WrittenCopyOfUnconnected, at the start of the body: a copy
+  /// of a view of an unconnected slot or (variant bit 2) of argument 0,
+  /// whose slot in the call is `_`; written in place, returned as result 0.
+  Value writeCopyOfArgument(Level &L, uint8_t variant) {
+    Value source = L.parentInputs[0];
+    if (variant / 4 % 2 == 0) {
+      Value open;
+      open.unconnected = true;
+      AttrMap view;
+      view["out0.reuse_input"] = AttrValue::ofBool(true);
+      emit(L, "Reshape", "view", {open}, view, std::nullopt, poolBit(Pool::Alias));
+      source = L.values.back();
+    }
+    emit(L, "TensorMove", "tm", {source}, {}, std::nullopt, poolBit(Pool::TensorMove));
+    Value tm = L.values.back();
+    static const char *const kWriters[] = {"Assign", "AssignAdd", "ScatterUpdate", "InplaceUpdate"};
+    unsigned v = variant % 4;
+    AttrMap attrs;
+    if (v == 3)
+      attrs["out0.ref_input"] = AttrValue::ofInt(0);
+    emit(L, kWriters[v], "wr", {tm}, attrs, std::nullopt, poolBit(Pool::Alias));
+    return L.values.back();
+  }
+
   /// CallShape::ResultWrittenOutside, at the end of the body: a copy of a
   /// new local value that a sibling also reads; the copy becomes result 0.
   std::optional<Value> copyReadBySibling(Level &L, uint8_t variant) {
@@ -824,6 +851,10 @@ private:
                                                               : CallShape::Plain;
     case CallShape::ResultWrittenOutside:
       return on(SwarmBit::Writers) ? CallShape::ResultWrittenOutside : CallShape::Plain;
+    case CallShape::WrittenCopyOfUnconnected:
+      return on(SwarmBit::Unconnected) && on(SwarmBit::Writers)
+                 ? CallShape::WrittenCopyOfUnconnected
+                 : CallShape::Plain;
     default:
       return CallShape::Plain;
     }
@@ -881,10 +912,17 @@ private:
       ins.push_back(L.values.back());
       for (Value &v : pickAll(L, s.refs, 0, kMaxRefs - 1))
         ins.push_back(std::move(v));
+    } else if (shape == CallShape::WrittenCopyOfUnconnected) {
+      Value open;
+      open.unconnected = true;
+      ins.push_back(open);
+      for (Value &v : pickAll(L, s.refs, 0, kMaxRefs - 1))
+        ins.push_back(std::move(v));
     } else {
       ins = pickAll(L, s.refs, 0, kMaxRefs);
     }
     tail.copyAsResult = shape == CallShape::ResultWrittenOutside;
+    tail.writtenCopyOfArg = shape == CallShape::WrittenCopyOfUnconnected;
     const char *type = s.variant % 4 == 3 ? "StatefulPartitionedCall" : "PartitionedCall";
     const Body &body = bodyAt(s, 0);
     size_t numResults = std::clamp<size_t>(body.outputs.size(), 1, 3);

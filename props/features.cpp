@@ -59,6 +59,7 @@ constexpr std::string_view kFeatureNames[] = {
     "tensor-move-desc-mismatch",
     "call-writes-copied-variable",
     "tensor-move-result-written-outside",
+    "written-copy-of-unconnected",
 };
 static_assert(std::size(kFeatureNames) == kNumFeatures);
 
@@ -134,6 +135,23 @@ bool subgraphWritesVariable(const Module &m, const Node &holder, const std::stri
 
 /// Is the value a body's NetOutput returns in `slot` written in place by a
 /// consumer of the call's corresponding output?
+/// `tm` (in `body`) copies a view of an unconnected slot, or a Data whose
+/// slot in the enclosing call is `_`.
+bool copiesUnconnectedSlot(const Module &m, const Graph &body, const Node &tm) {
+  if (tm.inputs.empty() || !tm.inputs[0])
+    return false;
+  const Node &src = body.node(tm.inputs[0]->node);
+  if (auto in = aliasedInput(src, tm.inputs[0]->index);
+      in && opKind(src) == OpKind::Ordinary && (*in >= src.inputs.size() || !src.inputs[*in]))
+    return true;
+  if (body.parentNode == kNoNode || body.parentGraph == kNoGraph)
+    return false;
+  const Node &holder = m.graph(body.parentGraph).node(body.parentNode);
+  auto p = src.intAttr("_parent_node_index");
+  return opKind(src) == OpKind::DataSource && opKind(holder) == OpKind::Call && p && *p >= 0 &&
+         *p < static_cast<int64_t>(holder.inputs.size()) && !holder.inputs[size_t(*p)];
+}
+
 bool resultWrittenOutside(const Module &m, const Graph &body, const Node &ret, uint32_t slot) {
   if (body.parentNode == kNoNode || body.parentGraph == kNoGraph)
     return false;
@@ -319,9 +337,11 @@ FeatureSet featuresOf(const Module &m) {
           if (copiedVariable && opKind(cn) == OpKind::Call &&
               subgraphWritesVariable(m, cn, *copiedVariable))
             set(Feature::CallWritesCopiedVariable);
-        } else if (writesSlot(cn, c.index))
+        } else if (writesSlot(cn, c.index)) {
           set(Feature::TensorMoveToWriter);
-        else
+          if (copiesUnconnectedSlot(m, g, n))
+            set(Feature::WrittenCopyOfUnconnected);
+        } else
           set(Feature::TensorMoveToReader);
       }
     }

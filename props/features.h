@@ -65,9 +65,11 @@ enum class Feature : uint8_t {
   /// In a call body, a TensorMove with a sibling, returned by the body, whose
   /// call output is written in place by a consumer outside.
   TensorMoveResultWrittenOutside,
+  /// A written TensorMove of a view of an unconnected slot (`_`), or of a
+  /// call body's Data whose slot in the call is unconnected.
+  WrittenCopyOfUnconnected,
 };
-inline constexpr size_t kNumFeatures =
-    static_cast<size_t>(Feature::TensorMoveResultWrittenOutside) + 1;
+inline constexpr size_t kNumFeatures = static_cast<size_t>(Feature::WrittenCopyOfUnconnected) + 1;
 
 std::string_view featureName(Feature f);
 

@@ -37,8 +37,8 @@ inline constexpr unsigned kNumStepKinds = static_cast<unsigned>(StepKind::CtrlEd
 
 /// What a Call step builds around its body, chosen by `flags % 8` (0 and
 /// anything unlisted: a plain call, the simplest, so shrinking lowers towards
-/// it). Both shapes are race-free by construction and only occur while the
-/// families they use are on.
+/// it). Every shape is race-free by construction and only occurs while the
+/// families it uses are on.
 enum class CallShape : uint8_t {
   Plain = 0,
   /// (Variables, Writers) the call's input 0 is a new TensorMove of a
@@ -50,6 +50,13 @@ enum class CallShape : uint8_t {
   /// Assign-family op in the parent writes; only the data edge through the
   /// call orders the copy before that writer.
   ResultWrittenOutside = 2,
+  /// (Unconnected, Writers) the body starts with a copy of a buffer behind an
+  /// unconnected slot, `tm = TensorMove(Reshape(_))` or, with the call's
+  /// input 0 left `_`, `tm = TensorMove(arg)` of that slot's Data; an
+  /// Assign-family op writes tm, and the body returns it as result 0. Such a
+  /// buffer keeps what is written into it from one run to the next, so the
+  /// copy is needed (mutant 61 merged it).
+  WrittenCopyOfUnconnected = 3,
 };
 
 /// Which earlier values a reference prefers; the builder falls back to Any
