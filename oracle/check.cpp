@@ -43,13 +43,13 @@ constexpr size_t kMaxHexBytes = 64;
 /// any reasonable budget; the check says so instead of trying.
 constexpr size_t kMaxZ3Pairs = 100000;
 
-/// State 0 is the seed itself, so `graphvet run --seed S` shows the bytes a
-/// check with --seed S reports; further states derive from it.
 /// Experiments per module: every state under every arithmetic variant.
 unsigned experimentCount(const CheckOptions &opts) {
   return std::max(1u, opts.numStates) * std::max(1u, opts.arithmetics);
 }
 
+/// State 0 is the seed itself, so `graphvet run --seed S` shows the bytes a
+/// check with --seed S reports; further states derive from it.
 uint64_t stateSeed(uint64_t seed, unsigned state) {
   if (state == 0)
     return seed;
