@@ -28,7 +28,7 @@ cmake -S "$src_dir" -B "$build_dir" -G Ninja --no-warn-unused-cli \
   -DCMAKE_C_COMPILER="$CC" -DCMAKE_CXX_COMPILER="$CXX" \
   -DCMAKE_C_FLAGS="$CFLAGS" -DCMAKE_CXX_FLAGS="$CXXFLAGS" \
   -DGRAPHVET_LIBFUZZER=ON -DGRAPHVET_FUZZING_ENGINE="$LIB_FUZZING_ENGINE" \
-  -DGRAPHVET_TESTS=OFF -DGRAPHVET_BENCH=OFF
+  -DGRAPHVET_TESTS=OFF -DGRAPHVET_BENCH=OFF -DGRAPHVET_TOOLS=OFF
 cmake --build "$build_dir" --target "${targets[@]}" -j "$jobs"
 
 # One seed zip serves every target: the parser fuzzer starts from the same

@@ -38,6 +38,10 @@ start=$SECONDS
 (cd "$src" && bash .clusterfuzzlite/build.sh) >"$tmp/build.log" 2>&1 ||
   { tail -n 40 "$tmp/build.log" >&2; fail "build.sh failed"; }
 echo "build.sh took $((SECONDS - start))s"
+# The engine's image installs no RapidCheck: the fuzz build must not need the
+# property harness (props/) or the graphvet command built on it.
+! grep -q 'graphvet_props' "$work/graphvet-build/build.ninja" ||
+  fail "the fuzz build configures props/ (RapidCheck), which the engine's image lacks"
 
 expected_seeds=$(find "$src/corpus" "$src/fuzz/seeds" -name '*.graph' -type f 2>/dev/null | wc -l)
 ((expected_seeds > 0)) || fail "no seed graphs under corpus/ or fuzz/seeds/"
