@@ -785,15 +785,24 @@ std::vector<bool> executedGraphs(const Module &m, const CheckOptions &opts) {
   }
 }
 
+namespace {
+std::string arithmeticsFlag(unsigned arithmetics) {
+  return arithmetics > 1 ? fmt::format(" --arithmetics {}", arithmetics) : "";
+}
+} // namespace
+
 std::string replayPairCommand(const std::string &original, const std::string &optimized,
-                              uint64_t seed) {
-  return fmt::format("graphvet check --pair {} {} --seed {}", original, optimized, seed);
+                              uint64_t seed, unsigned arithmetics) {
+  return fmt::format("graphvet check --pair {} {} --seed {}{}", original, optimized, seed,
+                     arithmeticsFlag(arithmetics));
 }
 
-std::string replayPassesCommand(const std::string &file, const std::string &passes, uint64_t seed) {
+std::string replayPassesCommand(const std::string &file, const std::string &passes, uint64_t seed,
+                                unsigned arithmetics) {
   if (passes.empty())
-    return fmt::format("graphvet check {} --seed {}", file, seed);
-  return fmt::format("graphvet check {} --passes {} --seed {}", file, passes, seed);
+    return fmt::format("graphvet check {} --seed {}{}", file, seed, arithmeticsFlag(arithmetics));
+  return fmt::format("graphvet check {} --passes {} --seed {}{}", file, passes, seed,
+                     arithmeticsFlag(arithmetics));
 }
 
 std::string formatResult(const CheckResult &r) {

@@ -71,11 +71,14 @@ CheckResult checkRefinement(const Module &original, const Module &optimized,
 /// graph. Empty when `m` cannot run (malformed, cyclic, faulting).
 std::vector<bool> executedGraphs(const Module &m, const CheckOptions &opts);
 
-/// `graphvet check --pair ORIGINAL OPTIMIZED --seed S`
+/// `graphvet check --pair ORIGINAL OPTIMIZED --seed S`, plus `--arithmetics N`
+/// when the check ran under more than the documented mix (N > 1).
 std::string replayPairCommand(const std::string &original, const std::string &optimized,
-                              uint64_t seed);
-/// `graphvet check FILE --passes LIST --seed S` (LIST omitted when empty)
-std::string replayPassesCommand(const std::string &file, const std::string &passes, uint64_t seed);
+                              uint64_t seed, unsigned arithmetics = 1);
+/// `graphvet check FILE --passes LIST --seed S` (LIST omitted when empty),
+/// plus `--arithmetics N` when N > 1.
+std::string replayPassesCommand(const std::string &file, const std::string &passes, uint64_t seed,
+                                unsigned arithmetics = 1);
 
 /// Multi-line human-readable report (verdict, each violation, replay).
 std::string formatResult(const CheckResult &r);

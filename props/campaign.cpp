@@ -578,11 +578,8 @@ CampaignResult runCampaign(const CampaignOptions &opts) {
   std::string passes = passesFlag(opts.pipeline);
   for (Finding &f : result.findings) {
     std::string shown = opts.outDir.empty() ? f.fileName : opts.outDir + "/" + f.fileName;
-    f.replay =
-        oracle::replayPassesCommand(shown, passes, f.seed) + pipelineFlags(opts.pipeline) +
-        (opts.check.arithmetics > 1 ? fmt::format(" --arithmetics {}", opts.check.arithmetics)
-                                    : std::string()) +
-        (f.confirmedWithZ3 ? "" : " --no-z3");
+    f.replay = oracle::replayPassesCommand(shown, passes, f.seed, opts.check.arithmetics) +
+               pipelineFlags(opts.pipeline) + (f.confirmedWithZ3 ? "" : " --no-z3");
     f.result.replay = f.replay;
     if (opts.outDir.empty())
       continue;

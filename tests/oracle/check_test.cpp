@@ -153,6 +153,12 @@ TEST(Verdict, NamesAndReplay) {
   EXPECT_EQ(replayPassesCommand("a.graph", "tensor-move-delete", 3),
             "graphvet check a.graph --passes tensor-move-delete --seed 3");
   EXPECT_EQ(replayPassesCommand("a.graph", "", 3), "graphvet check a.graph --seed 3");
+  // A check under more than the documented arithmetic replays under as many.
+  EXPECT_EQ(replayPairCommand("a.graph", "b.graph", 7, 8),
+            "graphvet check --pair a.graph b.graph --seed 7 --arithmetics 8");
+  EXPECT_EQ(replayPassesCommand("a.graph", "", 3, 1), "graphvet check a.graph --seed 3");
+  EXPECT_EQ(replayPassesCommand("a.graph", "", 3, 2),
+            "graphvet check a.graph --seed 3 --arithmetics 2");
 }
 
 TEST(Verdict, ReportListsEverything) {

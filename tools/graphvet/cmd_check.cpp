@@ -10,7 +10,6 @@
 #include "props/contract.h"
 #include "tools/graphvet/commands.h"
 
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <iostream>
@@ -91,11 +90,6 @@ void print(const oracle::CheckResult &r, const std::string &file, bool json) {
   std::cout.flush();
 }
 
-/// " --arithmetics N" when the check ran under more than the documented mix.
-std::string arithmeticsFlag(const CheckCmdOptions &opts) {
-  return opts.arithmetics > 1 ? fmt::format(" --arithmetics {}", opts.arithmetics) : "";
-}
-
 oracle::CheckOptions checkOptions(const CheckCmdOptions &opts) {
   oracle::CheckOptions co;
   co.seed = opts.seed;
@@ -125,8 +119,7 @@ int checkPair(const CheckCmdOptions &opts) {
     return kExitBadInput;
   oracle::CheckResult r = oracle::checkRefinement(*orig, *opt, checkOptions(opts));
   props::checkReservedNodesKept(*orig, *opt, r);
-  r.replay =
-      oracle::replayPairCommand(opts.pair[0], opts.pair[1], opts.seed) + arithmeticsFlag(opts);
+  r.replay = oracle::replayPairCommand(opts.pair[0], opts.pair[1], opts.seed, opts.arithmetics);
   print(r, "", opts.json);
   return exitFor(r.verdict);
 }
@@ -166,8 +159,9 @@ int checkFiles(const CheckCmdOptions &opts) {
     // reports it as `malformed`.
     oracle::CheckResult r = oracle::checkRefinement(*original, optimized, checkOptions(opts));
     props::checkReservedNodesKept(*original, optimized, r);
-    r.replay = oracle::replayPassesCommand(file, opts.passes.value_or(""), opts.seed) +
-               pipelineFlags(opts) + arithmeticsFlag(opts);
+    r.replay =
+        oracle::replayPassesCommand(file, opts.passes.value_or(""), opts.seed, opts.arithmetics) +
+        pipelineFlags(opts);
     print(r, several ? shown : "", opts.json);
     status = worse(status, exitFor(r.verdict));
   }
@@ -215,11 +209,10 @@ void registerCheck(CLI::App &app, CommandContext &ctx) {
   sub->add_option("--states", opts->states, "seeded initial states per experiment")
       ->check(CLI::Range(1u, 1000u))
       ->capture_default_str();
-  sub->add_option("--arithmetics", opts->arithmetics,
-                  "variants of the placeholder arithmetic of ops without semantics, each on every "
-                  "state (a sound change is sound under every one; 1: the documented mix)")
-      ->check(CLI::Range(1u, 16u))
-      ->capture_default_str();
+  addArithmeticsOption(sub, "--arithmetics", opts->arithmetics,
+                       "variants of the placeholder arithmetic of ops without semantics, each on "
+                       "every state (a sound change is sound under every one; 1: the documented "
+                       "mix)");
   sub->add_option("--z3-timeout", opts->z3TimeoutMs, "total Z3 budget per check, in ms")
       ->capture_default_str();
   sub->add_flag("--no-z3", opts->noZ3, "decide races by reachability only (no proof)");

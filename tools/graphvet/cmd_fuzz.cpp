@@ -320,16 +320,12 @@ void registerFuzz(CLI::App &app, CommandContext &ctx) {
                   "all of them)")
       ->check(CLI::Range(1u, 1000u))
       ->capture_default_str();
-  sub->add_option("--missed-arithmetics", opts->missedArithmetics,
-                  "variants of the placeholder arithmetic per missed-optimization check (a "
-                  "removal holds under all of them)")
-      ->check(CLI::Range(1u, 16u))
-      ->capture_default_str();
-  sub->add_option("--arithmetics", opts->arithmetics,
-                  "variants of the placeholder arithmetic per soundness check, each on every "
-                  "state (1: the documented mix)")
-      ->check(CLI::Range(1u, 16u))
-      ->capture_default_str();
+  addArithmeticsOption(sub, "--missed-arithmetics", opts->missedArithmetics,
+                       "variants of the placeholder arithmetic per missed-optimization check (a "
+                       "removal holds under all of them)");
+  addArithmeticsOption(sub, "--arithmetics", opts->arithmetics,
+                       "variants of the placeholder arithmetic per soundness check, each on every "
+                       "state (1: the documented mix)");
   sub->add_option("--max-steps", opts->maxSteps, "construction steps of the root graph")
       ->check(CLI::Range(3u, 200u))
       ->capture_default_str();

@@ -183,11 +183,9 @@ void registerMissed(CLI::App &app, CommandContext &ctx) {
   sub->add_option("--states", opts->states, "seeded initial states per experiment")
       ->check(CLI::Range(1u, 1000u))
       ->capture_default_str();
-  sub->add_option("--arithmetics", opts->arithmetics,
-                  "variants of the placeholder arithmetic of ops without semantics, each on every "
-                  "state: a removal is claimed only when it holds under all of them")
-      ->check(CLI::Range(1u, 16u))
-      ->capture_default_str();
+  addArithmeticsOption(sub, "--arithmetics", opts->arithmetics,
+                       "variants of the placeholder arithmetic of ops without semantics, each on "
+                       "every state: a removal is claimed only when it holds under all of them");
   sub->add_option("--z3-timeout", opts->z3TimeoutMs, "total Z3 budget per check, in ms")
       ->capture_default_str();
   sub->add_flag("--no-z3", opts->noZ3, "decide races by reachability only (no proof)");

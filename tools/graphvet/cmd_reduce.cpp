@@ -80,7 +80,8 @@ int runReduce(const ReduceCmdOptions &cmd) {
 
   props::Evaluation last = props::evaluate(r.module, eo);
   std::string shown = cmd.output.empty() || cmd.output == "-" ? "REDUCED.graph" : cmd.output;
-  std::string replay = oracle::replayPassesCommand(shown, cmd.passes.value_or(""), cmd.seed);
+  std::string replay =
+      oracle::replayPassesCommand(shown, cmd.passes.value_or(""), cmd.seed, cmd.arithmetics);
   if (cmd.optLevel != 3)
     replay += " -O " + std::to_string(cmd.optLevel);
   for (const std::string &d : cmd.disabled)
@@ -126,10 +127,8 @@ void registerReduce(CLI::App &app, CommandContext &ctx) {
   sub->add_option("--states", opts->states, "seeded initial states per experiment")
       ->check(CLI::Range(1u, 1000u))
       ->capture_default_str();
-  sub->add_option("--arithmetics", opts->arithmetics,
-                  "variants of the placeholder arithmetic, each on every state, as for check")
-      ->check(CLI::Range(1u, 16u))
-      ->capture_default_str();
+  addArithmeticsOption(sub, "--arithmetics", opts->arithmetics,
+                       "variants of the placeholder arithmetic, each on every state, as for check");
   sub->add_flag("--no-z3", opts->noZ3, "decide races by reachability only (faster)");
   sub->add_option("--budget", opts->budget, "interestingness tests at most")->capture_default_str();
   sub->footer("Exit status: 0 reduced to a fixpoint, 1 stopped early by the budget or a "

@@ -52,6 +52,12 @@ bool applyPassList(const std::optional<std::string> &list, const std::vector<std
 bool applyOptionOverrides(const std::vector<std::string> &items, std::string_view command,
                           PipelineOptions &pipeline, std::ostream &err);
 
+/// Adds `NAME N` (1..16, default shown): how many variants of the
+/// interpreter's placeholder arithmetic a check runs (oracle::CheckOptions::
+/// arithmetics).
+void addArithmeticsOption(CLI::App *sub, const std::string &name, unsigned &value,
+                          const std::string &help);
+
 void registerShow(CLI::App &app, CommandContext &ctx);
 void registerOpt(CLI::App &app, CommandContext &ctx);
 void registerRun(CLI::App &app, CommandContext &ctx);

@@ -48,6 +48,11 @@ bool stderrIsTerminal() {
   return isatty(STDERR_FILENO) != 0;
 }
 
+void addArithmeticsOption(CLI::App *sub, const std::string &name, unsigned &value,
+                          const std::string &help) {
+  sub->add_option(name, value, help)->check(CLI::Range(1u, 16u))->capture_default_str();
+}
+
 bool applyOptionOverrides(const std::vector<std::string> &items, std::string_view command,
                           PipelineOptions &pipeline, std::ostream &err) {
   auto trim = [](std::string_view v) {
