@@ -9,6 +9,7 @@
 #include "ir/printer.h"
 #include "oracle/inlined.h"
 #include "oracle/memory_plan.h"
+#include "oracle/permissions.h"
 #include "oracle/races.h"
 #include "passes/tensor_move_delete.h"
 
@@ -209,9 +210,19 @@ UnobservedNodes unobservedNodes(const Module &m) {
     return out;
   const auto &buffers = plan.buffers();
   std::vector<bool> liveBuffer(buffers.size(), false);
+  // Caller-visible buffers start live, except a user input whose content
+  // after a run is unspecified (semantics.md §4): writing it is observable
+  // only through a graph output bound to it or a later live reader, and both
+  // mark it below.
+  oracle::Permissions perms = oracle::parsePermissions(m.options);
   for (size_t b = 0; b < buffers.size(); ++b)
-    liveBuffer[b] = buffers[b].kind != oracle::BufferKind::Fresh;
+    liveBuffer[b] = buffers[b].kind != oracle::BufferKind::Fresh &&
+                    !(buffers[b].kind == oracle::BufferKind::UserInput &&
+                      perms.inputUnspecified(buffers[b].inputIndex));
+  // Marks every buffer the given ports may be bound to; true if one was not
+  // live yet.
   auto markPorts = [&](GraphId g, const std::vector<std::optional<OutPort>> &inputs) {
+    bool marked = false;
     for (const auto &in : inputs) {
       if (!in)
         continue;
@@ -219,9 +230,29 @@ UnobservedNodes unobservedNodes(const Module &m) {
       if (p == oracle::kNoPort)
         continue;
       for (oracle::BufferId c : plan.port(p).candidates)
-        if (c < liveBuffer.size())
-          liveBuffer[c] = true;
+        if (c < liveBuffer.size() && !liveBuffer[c])
+          marked = liveBuffer[c] = true;
     }
+    return marked;
+  };
+  // Is loop variable j of While `holder` (in graph g) possibly a live buffer?
+  auto loopVarLive = [&](GraphId g, const Node &holder, int64_t j) {
+    if (j < 0 || j >= int64_t(holder.inputs.size()))
+      return true; // malformed: stay conservative
+    std::optional<OutPort> port;
+    if (j < int64_t(holder.numOutputs))
+      port = OutPort{holder.id, uint32_t(j)};
+    else
+      port = holder.inputs[size_t(j)];
+    if (!port)
+      return false;
+    oracle::PortId p = plan.portId(g, *port);
+    if (p == oracle::kNoPort)
+      return true;
+    for (oracle::BufferId c : plan.port(p).candidates)
+      if (c >= liveBuffer.size() || liveBuffer[c])
+        return true;
+    return false;
   };
   // For a node that scribbles its inputs: is any of its outputs (fresh,
   // copied or written in place) bound to a live buffer? Otherwise it is live
@@ -234,6 +265,24 @@ UnobservedNodes unobservedNodes(const Module &m) {
       oracle::PortId p = plan.portId(step.graph, OutPort{step.node, k});
       if (p == oracle::kNoPort)
         return true;
+      for (oracle::BufferId c : plan.port(p).candidates)
+        if (c >= liveBuffer.size() || liveBuffer[c])
+          return true;
+    }
+    return false;
+  };
+  // An If or Case decides which buffer each of its outputs names. When a
+  // consumed output may name a live buffer, the decision is observable even
+  // if no branch writes anything live (a scribbler of the output hits the
+  // live buffer or not), so the step is live and its condition with it.
+  auto bindsLive = [&](const oracle::Step &step) {
+    const Node &holder = m.graph(step.graph).node(step.node);
+    for (uint32_t k = 0; k < holder.numOutputs; ++k) {
+      if (holder.consumers[k].empty())
+        continue;
+      oracle::PortId p = plan.portId(step.graph, OutPort{step.node, k});
+      if (p == oracle::kNoPort)
+        continue;
       for (oracle::BufferId c : plan.port(p).candidates)
         if (c >= liveBuffer.size() || liveBuffer[c])
           return true;
@@ -255,9 +304,10 @@ UnobservedNodes unobservedNodes(const Module &m) {
     totalSteps += inl.domains[d].steps.size();
   }
   // Monotone fixpoint: every round but the last sets another of the two
-  // flags of some step, so at most 2 * totalSteps + 1 rounds.
+  // flags of some step or marks another buffer live, so at most
+  // 2 * totalSteps + buffers + 1 rounds.
   bool changed = true;
-  for (size_t round = 0; changed && round <= 2 * totalSteps; ++round) {
+  for (size_t round = 0; changed && round <= 2 * totalSteps + buffers.size(); ++round) {
     changed = false;
     for (size_t d = 0; d < inl.domains.size(); ++d)
       for (size_t i = 0; i < inl.domains[d].steps.size(); ++i) {
@@ -268,6 +318,8 @@ UnobservedNodes unobservedNodes(const Module &m) {
           bool live = false;
           for (const oracle::Access &a : step.accesses)
             live = live || (a.write && a.buffer < liveBuffer.size() && liveBuffer[a.buffer]);
+          if (!live && (step.kind == oracle::StepKind::If || step.kind == oracle::StepKind::Case))
+            live = bindsLive(step);
           if (!live)
             continue;
           liveStep[d][i] = true;
@@ -286,38 +338,50 @@ UnobservedNodes unobservedNodes(const Module &m) {
           flowed[d][i] = true;
           continue;
         }
-        flowed[d][i] = true;
         // A control-flow step accesses everything its subgraphs may: what
         // flows out of them is what their NetOutputs read, and what flows in
         // is what the node reads; inner steps are live by their own writes.
         const Node &holder = m.graph(step.graph).node(step.node);
         if (step.kind == oracle::StepKind::While) {
-          markPorts(step.graph, holder.inputs);
-          for (GraphId sub : holder.subgraphs)
-            for (NodeId n : m.graph(sub).liveNodes())
-              if (m.graph(sub).node(n).type == "NetOutput")
-                markPorts(sub, m.graph(sub).node(n).inputs);
-          continue;
-        }
-        // If/Case: the condition decides which branch runs; every other
-        // input reaches only the branch steps that read it (live by their
-        // own writes) and the results. A result flows out only through a
-        // holder output somebody consumes (the output is bound to it).
-        if (!holder.inputs.empty())
-          markPorts(step.graph, {holder.inputs[0]});
-        for (GraphId sub : holder.subgraphs)
-          for (NodeId n : m.graph(sub).liveNodes()) {
-            const Node &out = m.graph(sub).node(n);
+          // The condition decides how often everything runs. A body result
+          // flows only into its loop variable (written back), which may
+          // become live in a later round: revisited until nothing changes.
+          // What the loop variables hold on entry is read by the steps that
+          // read them, which mark it themselves.
+          if (holder.subgraphs.size() != 2) {
+            markPorts(step.graph, holder.inputs);
+            for (GraphId sub : holder.subgraphs)
+              for (NodeId n : m.graph(sub).liveNodes())
+                if (m.graph(sub).node(n).type == "NetOutput")
+                  changed = markPorts(sub, m.graph(sub).node(n).inputs) || changed;
+            flowed[d][i] = true;
+            continue;
+          }
+          const Graph &cond = m.graph(holder.subgraphs[0]);
+          for (NodeId n : cond.liveNodes())
+            if (cond.node(n).type == "NetOutput" && !cond.node(n).inputs.empty())
+              changed = markPorts(holder.subgraphs[0], {cond.node(n).inputs[0]}) || changed;
+          const Graph &body = m.graph(holder.subgraphs[1]);
+          for (NodeId n : body.liveNodes()) {
+            const Node &out = body.node(n);
             if (out.type != "NetOutput")
               continue;
             for (uint32_t k = 0; k < out.inputs.size(); ++k) {
               auto j = out.intAttr(Node::portKey(false, k, "_parent_node_index"));
-              if (j && *j >= 0 && *j < int64_t(holder.numOutputs) &&
-                  holder.consumers[size_t(*j)].empty())
-                continue;
-              markPorts(sub, {out.inputs[k]});
+              if (!j || loopVarLive(step.graph, holder, *j))
+                changed = markPorts(holder.subgraphs[1], {out.inputs[k]}) || changed;
             }
           }
+          continue;
+        }
+        flowed[d][i] = true;
+        // If/Case: the condition decides which branch runs; every other
+        // input reaches only the branch steps that read it (live by their
+        // own writes). A result is the buffer its holder output is bound to
+        // (one of that port's candidates), so a live reader of the output
+        // marks it.
+        if (!holder.inputs.empty())
+          markPorts(step.graph, {holder.inputs[0]});
       }
   }
   for (size_t d = 0; d < inl.domains.size(); ++d)

@@ -106,10 +106,14 @@ struct MissedReport {
 };
 
 /// Nodes whose execution can never be observed (semantics.md §3): a step is
-/// live when it writes a buffer that is caller-visible (user input, caller
-/// memory, variable, weight, anything bound to a root NetOutput input) or that
-/// a live step accesses. Over-approximates liveness (a control-flow step
-/// accesses everything its subgraphs do), so "unobserved" is certain.
+/// live when it writes a buffer that is caller-visible (user input whose
+/// content after a run is specified, caller memory, variable, weight,
+/// anything bound to a root NetOutput input) or that a live step accesses.
+/// A live If/Case makes its condition live, and so does one whose consumed
+/// output may name a live buffer; a live While makes its condition live,
+/// and each body result whose loop variable is live. Over-approximates
+/// liveness (a control-flow step accesses everything its subgraphs do), so
+/// "unobserved" is certain; LivenessProps checks that by perturbing.
 struct UnobservedNodes {
   std::vector<std::pair<GraphId, NodeId>> nodes; ///< sorted
   bool contains(GraphId g, NodeId n) const;

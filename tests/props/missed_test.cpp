@@ -311,6 +311,137 @@ TEST(Missed, AConsumedBranchResultIsLive) {
   EXPECT_TRUE(deadIn(dead, m, "t", "r"));
 }
 
+TEST(Missed, ABranchResultReadOnlyByDeadCodeIsUnobserved) {
+  // f:1 is consumed, but only by n, which reaches nothing observed.
+  Module m = parseText(R"(
+graph g {
+  x = Data() {index = 0}
+  c = Data() {index = 1}
+  f = If(c, x) {outputs = 2, subgraphs = [t, e]}
+  n = Neg(f:1)
+  out = NetOutput(f:0)
+}
+graph t {
+  a = Data() {_parent_node_index = 1}
+  tm = TensorMove(a)
+  r = ReLU(a)
+  o = NetOutput(r, tm) {in0._parent_node_index = 0, in1._parent_node_index = 1}
+}
+graph e {
+  a = Data() {_parent_node_index = 1}
+  r = Neg(a)
+  o = NetOutput(r, r) {in0._parent_node_index = 0, in1._parent_node_index = 1}
+}
+)");
+  UnobservedNodes dead = unobservedNodes(m);
+  EXPECT_TRUE(deadIn(dead, m, "g", "n"));
+  EXPECT_TRUE(deadIn(dead, m, "t", "tm"));
+  EXPECT_FALSE(deadIn(dead, m, "t", "r"));
+}
+
+TEST(Missed, AnIfDecidingWhichLiveBufferAScribblerHitsIsLive) {
+  // Found by LivenessProps (seed 11): no branch writes anything observed,
+  // but h scribbles f, which is the user input x on the else branch. The
+  // condition, and the copy tm behind it, decide whether x is clobbered.
+  Module m = parseText(R"(
+graph g {
+  x = Data() {index = 0}
+  tm = TensorMove(x)
+  f = If(tm, x) {subgraphs = [t, e]}
+  h = HcomAllReduce(f)
+  out = NetOutput(x)
+}
+graph t {
+  r = ReLU()
+  o = NetOutput(r) {in0._parent_node_index = 0}
+}
+graph e {
+  a = Data() {_parent_node_index = 1}
+  o = NetOutput(a) {in0._parent_node_index = 0}
+}
+)");
+  UnobservedNodes dead = unobservedNodes(m);
+  EXPECT_FALSE(deadIn(dead, m, "g", "tm"));
+  EXPECT_FALSE(deadIn(dead, m, "g", "h"));
+  EXPECT_TRUE(deadIn(dead, m, "t", "r")); // scribbled, never read
+}
+
+const char *kWriteToInput = R"(
+options {
+  ge.exec.inputReuseMemIndexes = "GRANT"
+}
+graph g {
+  x = Data() {index = 0}
+  y = Data() {index = 1}
+  tm = TensorMove(y)
+  w = Assign(x, tm)
+  out = NetOutput(y)
+}
+)";
+
+TEST(Missed, AWriteToAnInputWithUnspecifiedContentIsUnobserved) {
+  // Input 0's content after a run is unspecified and nothing reads it again.
+  Module m = parseFilled(kWriteToInput, "GRANT", "0");
+  UnobservedNodes dead = unobservedNodes(m);
+  EXPECT_TRUE(deadIn(dead, m, "g", "w"));
+  EXPECT_TRUE(deadIn(dead, m, "g", "tm"));
+}
+
+TEST(Missed, AWriteToAnInputTheCallerSeesIsLive) {
+  // The grant names input 1: input 0 is observed after the run.
+  Module m = parseFilled(kWriteToInput, "GRANT", "1");
+  UnobservedNodes dead = unobservedNodes(m);
+  EXPECT_FALSE(deadIn(dead, m, "g", "w"));
+  EXPECT_FALSE(deadIn(dead, m, "g", "tm"));
+}
+
+const char *kLoopWithTwoVariables = R"(
+graph g {
+  x = Data() {index = 0}
+  y = Data() {index = 1}
+  a = ReLU(x)
+  b = ReLU(y)
+  l = While(a, b) {subgraphs = [c, body]}
+  out = NetOutput(l:OUT)
+}
+graph c {
+  v0 = Data() {_parent_node_index = 0}
+  v1 = Data() {_parent_node_index = 1}
+  o = NetOutput(v0)
+}
+graph body {
+  v0 = Data() {_parent_node_index = 0}
+  v1 = Data() {_parent_node_index = 1}
+  n0 = Neg(v0)
+  tm = TensorMove(v1)
+  n1 = Neg(tm)
+  o = NetOutput(n0, n1) {in0._parent_node_index = 0, in1._parent_node_index = 1}
+}
+)";
+
+TEST(Missed, ABodyResultForALoopVariableNobodyReadsIsUnobserved) {
+  // Only variable 0 is observed; variable 1 feeds nothing but itself.
+  Module m = parseFilled(kLoopWithTwoVariables, "OUT", "0");
+  UnobservedNodes dead = unobservedNodes(m);
+  EXPECT_TRUE(deadIn(dead, m, "body", "tm"));
+  EXPECT_TRUE(deadIn(dead, m, "body", "n1"));
+  EXPECT_TRUE(deadIn(dead, m, "g", "b"));
+  EXPECT_FALSE(deadIn(dead, m, "body", "n0"));
+  EXPECT_FALSE(deadIn(dead, m, "g", "a"));
+}
+
+TEST(Missed, ABodyResultForAnObservedLoopVariableIsLive) {
+  // Variable 1 is a graph output: its body result and initial value count.
+  Module m = parseFilled(kLoopWithTwoVariables, "OUT", "1");
+  UnobservedNodes dead = unobservedNodes(m);
+  EXPECT_FALSE(deadIn(dead, m, "body", "tm"));
+  EXPECT_FALSE(deadIn(dead, m, "body", "n1"));
+  EXPECT_FALSE(deadIn(dead, m, "g", "b"));
+  // Variable 0 decides how often the body runs.
+  EXPECT_FALSE(deadIn(dead, m, "body", "n0"));
+  EXPECT_FALSE(deadIn(dead, m, "g", "a"));
+}
+
 const char *kIfOnCondition = R"(
 graph g {
   x = Data() {index = 0}

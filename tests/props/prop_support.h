@@ -31,7 +31,12 @@ template <typename Testable> void checkProperty(int requestedCases, Testable &&t
             << " cases=" << params.maxSuccess << " max_size=" << params.maxSize
             << "\n[property] replay: " << replayCommand(params.seed) << std::endl;
   const auto result = rc::detail::checkTestable(std::forward<Testable>(testable), metadata, params);
-  if (!result.template is<rc::detail::SuccessResult>()) {
+  if (result.template is<rc::detail::SuccessResult>()) {
+    // RapidCheck's own summary: the count and the RC_TAG distribution, which
+    // shows how many cases exercised what the property is about.
+    rc::detail::printResultMessage(result, std::cout);
+    std::cout << std::endl;
+  } else {
     std::ostringstream ss;
     rc::detail::printResultMessage(result, ss);
     FAIL() << ss.str() << "\nreplay: " << replayCommand(params.seed);
