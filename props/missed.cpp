@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <exception>
 #include <functional>
+#include <memory>
 #include <optional>
 
 namespace graphvet::props {
@@ -219,6 +220,87 @@ UnobservedNodes unobservedNodes(const Module &m) {
     liveBuffer[b] = buffers[b].kind != oracle::BufferKind::Fresh &&
                     !(buffers[b].kind == oracle::BufferKind::UserInput &&
                       perms.inputUnspecified(buffers[b].inputIndex));
+  // Flow sensitivity. A write matters when its buffer is observed at the
+  // end (liveBuffer) or a live step may read the buffer after it: `readers`
+  // lists the live steps that read each buffer (a step's reads and writes
+  // of one buffer are one access, so a write counts as a read, erring on
+  // the live side). Only for buffers every run refills before any read: a
+  // fresh buffer its producer writes whole, and a user input with
+  // unspecified content (refilled). Any other buffer may carry a late write
+  // into the next run, so any live reader makes every write to it live.
+  using StepRef = std::pair<uint32_t, uint32_t>; // (domain, step)
+  std::vector<std::vector<StepRef>> readers(buffers.size());
+  std::vector<bool> refilled(buffers.size(), false);
+  for (const oracle::PortPlan &pp : plan.ports())
+    if (pp.rule == oracle::BindRule::Own && pp.own < buffers.size() &&
+        buffers[pp.own].kind == oracle::BufferKind::Fresh &&
+        (pp.write == oracle::PortWrite::Compute || pp.write == oracle::PortWrite::Copy))
+      refilled[pp.own] = true;
+  for (size_t b = 0; b < buffers.size(); ++b)
+    if (buffers[b].kind == oracle::BufferKind::UserInput &&
+        perms.inputUnspecified(buffers[b].inputIndex))
+      refilled[b] = true;
+  // A domain inside a loop (a While's cond or body, at any depth) runs its
+  // steps again after one another: no order inside it is final.
+  std::vector<bool> insideLoop(inl.domains.size(), false);
+  for (size_t d = 0; d < inl.domains.size(); ++d)
+    for (size_t up = d, hops = 0; hops < inl.domains.size(); ++hops) {
+      const oracle::Domain &dom = inl.domains[up];
+      if (dom.parentDomain >= inl.domains.size())
+        break;
+      if (inl.domains[dom.parentDomain].steps[dom.parentStep].kind == oracle::StepKind::While) {
+        insideLoop[d] = true;
+        break;
+      }
+      up = dom.parentDomain;
+    }
+  std::vector<std::unique_ptr<oracle::Reachability>> reach(inl.domains.size());
+  // The step and its control-flow ancestors, innermost first.
+  auto ancestry = [&](StepRef s) {
+    std::vector<StepRef> chain{s};
+    for (size_t hops = 0; hops < inl.domains.size(); ++hops) {
+      const oracle::Domain &dom = inl.domains[chain.back().first];
+      if (dom.parentDomain >= inl.domains.size())
+        break;
+      chain.push_back({dom.parentDomain, dom.parentStep});
+    }
+    return chain;
+  };
+  // Every run executes `r` before `w`: in their innermost common domain
+  // (outside any loop) r's step there reaches w's.
+  auto runsBefore = [&](StepRef r, StepRef w) {
+    std::vector<StepRef> rs = ancestry(r), ws = ancestry(w);
+    for (const StepRef &a : rs)
+      for (const StepRef &b : ws) {
+        if (a.first != b.first)
+          continue;
+        if (insideLoop[a.first] || a.second == b.second)
+          return false;
+        if (!reach[a.first])
+          reach[a.first] = std::make_unique<oracle::Reachability>(inl.domains[a.first]);
+        return reach[a.first]->reaches(a.second, b.second);
+      }
+    return false;
+  };
+  auto bufferLive = [&](oracle::BufferId b) {
+    return b >= liveBuffer.size() || liveBuffer[b] || !readers[b].empty();
+  };
+  // Does step `w`'s write to buffer `b` matter?
+  auto writeLive = [&](StepRef w, oracle::BufferId b) {
+    if (b >= liveBuffer.size() || liveBuffer[b])
+      return true;
+    for (const StepRef &r : readers[b])
+      if (r != w && (!refilled[b] || !runsBefore(r, w)))
+        return true;
+    return false;
+  };
+  auto addReader = [&](oracle::BufferId b, StepRef r) {
+    if (b >= readers.size() ||
+        std::find(readers[b].begin(), readers[b].end(), r) != readers[b].end())
+      return false;
+    readers[b].push_back(r);
+    return true;
+  };
   // Marks every buffer the given ports may be bound to; true if one was not
   // live yet.
   auto markPorts = [&](GraphId g, const std::vector<std::optional<OutPort>> &inputs) {
@@ -250,7 +332,7 @@ UnobservedNodes unobservedNodes(const Module &m) {
     if (p == oracle::kNoPort)
       return true;
     for (oracle::BufferId c : plan.port(p).candidates)
-      if (c >= liveBuffer.size() || liveBuffer[c])
+      if (bufferLive(c))
         return true;
     return false;
   };
@@ -266,7 +348,7 @@ UnobservedNodes unobservedNodes(const Module &m) {
       if (p == oracle::kNoPort)
         return true;
       for (oracle::BufferId c : plan.port(p).candidates)
-        if (c >= liveBuffer.size() || liveBuffer[c])
+        if (bufferLive(c))
           return true;
     }
     return false;
@@ -284,7 +366,7 @@ UnobservedNodes unobservedNodes(const Module &m) {
       if (p == oracle::kNoPort)
         continue;
       for (oracle::BufferId c : plan.port(p).candidates)
-        if (c >= liveBuffer.size() || liveBuffer[c])
+        if (bufferLive(c))
           return true;
     }
     return false;
@@ -304,20 +386,26 @@ UnobservedNodes unobservedNodes(const Module &m) {
     totalSteps += inl.domains[d].steps.size();
   }
   // Monotone fixpoint: every round but the last sets another of the two
-  // flags of some step or marks another buffer live, so at most
-  // 2 * totalSteps + buffers + 1 rounds.
+  // flags of some step, marks another buffer live or adds a reader, so at
+  // most 2 * totalSteps + buffers + accesses + 1 rounds.
+  size_t totalAccesses = 0;
+  for (const oracle::Domain &dom : inl.domains)
+    for (const oracle::Step &st : dom.steps)
+      totalAccesses += st.accesses.size();
   bool changed = true;
-  for (size_t round = 0; changed && round <= 2 * totalSteps + buffers.size(); ++round) {
+  for (size_t round = 0; changed && round <= 2 * totalSteps + buffers.size() + totalAccesses;
+       ++round) {
     changed = false;
     for (size_t d = 0; d < inl.domains.size(); ++d)
       for (size_t i = 0; i < inl.domains[d].steps.size(); ++i) {
         if (flowed[d][i])
           continue;
         const oracle::Step &step = inl.domains[d].steps[i];
+        StepRef self{uint32_t(d), uint32_t(i)};
         if (!liveStep[d][i]) {
           bool live = false;
           for (const oracle::Access &a : step.accesses)
-            live = live || (a.write && a.buffer < liveBuffer.size() && liveBuffer[a.buffer]);
+            live = live || (a.write && writeLive(self, a.buffer));
           if (!live && (step.kind == oracle::StepKind::If || step.kind == oracle::StepKind::Case))
             live = bindsLive(step);
           if (!live)
@@ -329,12 +417,17 @@ UnobservedNodes unobservedNodes(const Module &m) {
           // A scribble depends only on the old content of the buffer it
           // scribbles (semantics.md §1), which is live already: the other
           // inputs flow only into the node's outputs and ref writes.
-          if (step.node != kNoNode && !outputsLive(step))
+          // It reads the old content of each buffer whose scribble matters
+          // (revisited, as more scribbles come to matter).
+          if (step.node != kNoNode && !outputsLive(step)) {
+            for (const oracle::Access &a : step.accesses)
+              if (a.write && writeLive(self, a.buffer))
+                changed = addReader(a.buffer, self) || changed;
             continue;
+          }
           // Whatever a live step touches may flow into what it writes.
           for (const oracle::Access &a : step.accesses)
-            if (a.buffer < liveBuffer.size())
-              liveBuffer[a.buffer] = true;
+            changed = addReader(a.buffer, self) || changed;
           flowed[d][i] = true;
           continue;
         }

@@ -111,7 +111,10 @@ struct MissedReport {
 /// anything bound to a root NetOutput input) or that a live step accesses.
 /// A live If/Case makes its condition live, and so does one whose consumed
 /// output may name a live buffer; a live While makes its condition live,
-/// and each body result whose loop variable is live. Over-approximates
+/// and each body result whose loop variable is live. Flow-sensitive where
+/// that is safe: a write to a buffer every run refills before reading it (a
+/// produced fresh buffer, a user input with unspecified content) that every
+/// live reader of it precedes (outside loops) is dead. Over-approximates
 /// liveness (a control-flow step accesses everything its subgraphs do), so
 /// "unobserved" is certain; LivenessProps checks that by perturbing.
 struct UnobservedNodes {

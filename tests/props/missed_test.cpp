@@ -442,6 +442,109 @@ TEST(Missed, ABodyResultForAnObservedLoopVariableIsLive) {
   EXPECT_FALSE(deadIn(dead, m, "g", "a"));
 }
 
+const char *kWriteAfterRead = R"(
+graph g {
+  x = Data() {index = 0}
+  a = ReLU(x)
+  r = Neg(a)
+  tm = TensorMove(x)
+  w = Assign(a, tm)
+  out = NetOutput(r)
+  ctrl ORDER
+}
+)";
+
+TEST(Missed, AWriteAfterTheLastReadIsUnobserved) {
+  // r has read a when w overwrites it, and the next run recomputes a first.
+  Module m = parseFilled(kWriteAfterRead, "ORDER", "r -> w");
+  UnobservedNodes dead = unobservedNodes(m);
+  EXPECT_TRUE(deadIn(dead, m, "g", "w"));
+  EXPECT_TRUE(deadIn(dead, m, "g", "tm"));
+  EXPECT_FALSE(deadIn(dead, m, "g", "a"));
+}
+
+TEST(Missed, AWriteBeforeALiveReadIsLive) {
+  Module m = parseFilled(kWriteAfterRead, "ORDER", "w -> r");
+  UnobservedNodes dead = unobservedNodes(m);
+  EXPECT_FALSE(deadIn(dead, m, "g", "w"));
+  EXPECT_FALSE(deadIn(dead, m, "g", "tm"));
+}
+
+TEST(Missed, AWriteAfterTheLastReadOfABufferNoRunRefillsIsLive) {
+  // The buffer behind an unconnected slot keeps w's bytes into the next
+  // run, where r reads them first.
+  Module m = parseText(R"(
+graph g {
+  v = Reshape(_) {out0.reuse_input = true}
+  r = Neg(v)
+  x = Data() {index = 0}
+  tm = TensorMove(x)
+  w = Assign(v, tm)
+  out = NetOutput(r)
+  ctrl r -> w
+}
+)");
+  UnobservedNodes dead = unobservedNodes(m);
+  EXPECT_FALSE(deadIn(dead, m, "g", "w"));
+  EXPECT_FALSE(deadIn(dead, m, "g", "tm"));
+}
+
+TEST(Missed, AWriteAfterTheLastReadInALoopBodyIsLive) {
+  // The next iteration's r reads what w wrote into variable 1.
+  Module m = parseText(R"(
+graph g {
+  x = Data() {index = 0}
+  a = ReLU(x)
+  l = While(x, a) {subgraphs = [c, b]}
+  out = NetOutput(l:0)
+}
+graph c {
+  v0 = Data() {_parent_node_index = 0}
+  o = NetOutput(v0)
+}
+graph b {
+  v0 = Data() {_parent_node_index = 0}
+  v1 = Data() {_parent_node_index = 1}
+  r = Neg(v1)
+  tm = TensorMove(v0)
+  w = Assign(v1, tm)
+  o = NetOutput(r) {in0._parent_node_index = 0}
+  ctrl r -> w
+}
+)");
+  UnobservedNodes dead = unobservedNodes(m);
+  EXPECT_FALSE(deadIn(dead, m, "b", "w"));
+  EXPECT_FALSE(deadIn(dead, m, "b", "tm"));
+}
+
+TEST(Missed, ALoopWritingBackAfterTheLastReadIsUnobserved) {
+  // m has read a before the loop writes its variable 0 (a's buffer) back.
+  Module m = parseText(R"(
+graph g {
+  x = Data() {index = 0}
+  a = ReLU(x)
+  m = Neg(a)
+  l = While(a) {subgraphs = [c, b]}
+  out = NetOutput(m)
+  ctrl m -> l
+}
+graph c {
+  v0 = Data() {_parent_node_index = 0}
+  o = NetOutput(v0)
+}
+graph b {
+  v0 = Data() {_parent_node_index = 0}
+  tm = TensorMove(v0)
+  n = Neg(tm)
+  o = NetOutput(n) {in0._parent_node_index = 0}
+}
+)");
+  UnobservedNodes dead = unobservedNodes(m);
+  EXPECT_TRUE(deadIn(dead, m, "b", "tm"));
+  EXPECT_TRUE(deadIn(dead, m, "b", "n"));
+  EXPECT_FALSE(deadIn(dead, m, "g", "m"));
+}
+
 const char *kIfOnCondition = R"(
 graph g {
   x = Data() {index = 0}
