@@ -1503,6 +1503,18 @@ bool TensorMoveDeleter::grantedForCopy(const SourceTrace &end, const BufferUses 
                      [&](uint32_t j) { return anyOutput || allowed.count(j) > 0; });
 }
 
+/// An ordinary op every output of which is a view of an input or lives in a
+/// variable's buffer writes nothing (semantics.md §1), so it computes
+/// nothing and reads nothing: only its outputs' consumers access memory.
+static bool accessesNothing(const Node &n) {
+  if (opKind(n) != OpKind::Ordinary || isInputMutable(n) || n.numOutputs == 0)
+    return false;
+  for (uint32_t k = 0; k < n.numOutputs; ++k)
+    if (!refVarSrcName(n, k) && (refInput(n, k) || !viewInput(n, k)))
+      return false;
+  return true;
+}
+
 std::vector<NodeRef>
 TensorMoveDeleter::accessingNodes(const std::vector<SlotRef> &visited,
                                   std::initializer_list<NodeRef> except) const {
@@ -1510,6 +1522,7 @@ TensorMoveDeleter::accessingNodes(const std::vector<SlotRef> &visited,
   for (const SlotRef &s : visited) {
     NodeRef n{s.graph, s.slot.node};
     if (opKind(m_.graph(n.graph).node(n.node)) == OpKind::Call ||
+        accessesNothing(m_.graph(n.graph).node(n.node)) ||
         std::find(except.begin(), except.end(), n) != except.end() ||
         std::find(out.begin(), out.end(), n) != out.end())
       continue;
