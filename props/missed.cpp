@@ -317,6 +317,22 @@ UnobservedNodes unobservedNodes(const Module &m) {
     }
     return marked;
   };
+  // Step `self` reads every buffer the given ports may be bound to (a
+  // control-flow step reading a condition or a body result); true if that
+  // is new.
+  auto readPorts = [&](StepRef self, GraphId g, const std::vector<std::optional<OutPort>> &ports) {
+    bool added = false;
+    for (const auto &in : ports) {
+      if (!in)
+        continue;
+      oracle::PortId p = plan.portId(g, *in);
+      if (p == oracle::kNoPort)
+        continue;
+      for (oracle::BufferId c : plan.port(p).candidates)
+        added = addReader(c, self) || added;
+    }
+    return added;
+  };
   // Is loop variable j of While `holder` (in graph g) possibly a live buffer?
   auto loopVarLive = [&](GraphId g, const Node &holder, int64_t j) {
     if (j < 0 || j >= int64_t(holder.inputs.size()))
@@ -453,7 +469,7 @@ UnobservedNodes unobservedNodes(const Module &m) {
           const Graph &cond = m.graph(holder.subgraphs[0]);
           for (NodeId n : cond.liveNodes())
             if (cond.node(n).type == "NetOutput" && !cond.node(n).inputs.empty())
-              changed = markPorts(holder.subgraphs[0], {cond.node(n).inputs[0]}) || changed;
+              changed = readPorts(self, holder.subgraphs[0], {cond.node(n).inputs[0]}) || changed;
           const Graph &body = m.graph(holder.subgraphs[1]);
           for (NodeId n : body.liveNodes()) {
             const Node &out = body.node(n);
@@ -462,7 +478,7 @@ UnobservedNodes unobservedNodes(const Module &m) {
             for (uint32_t k = 0; k < out.inputs.size(); ++k) {
               auto j = out.intAttr(Node::portKey(false, k, "_parent_node_index"));
               if (!j || loopVarLive(step.graph, holder, *j))
-                changed = markPorts(holder.subgraphs[1], {out.inputs[k]}) || changed;
+                changed = readPorts(self, holder.subgraphs[1], {out.inputs[k]}) || changed;
             }
           }
           continue;
@@ -474,7 +490,7 @@ UnobservedNodes unobservedNodes(const Module &m) {
         // (one of that port's candidates), so a live reader of the output
         // marks it.
         if (!holder.inputs.empty())
-          markPorts(step.graph, {holder.inputs[0]});
+          changed = readPorts(self, step.graph, {holder.inputs[0]}) || changed;
       }
   }
   for (size_t d = 0; d < inl.domains.size(); ++d)

@@ -109,9 +109,9 @@ struct MissedReport {
 /// live when it writes a buffer that is caller-visible (user input whose
 /// content after a run is specified, caller memory, variable, weight,
 /// anything bound to a root NetOutput input) or that a live step accesses.
-/// A live If/Case makes its condition live, and so does one whose consumed
-/// output may name a live buffer; a live While makes its condition live,
-/// and each body result whose loop variable is live. Flow-sensitive where
+/// A live If/Case reads its condition, and so does one whose consumed
+/// output may name a live buffer; a live While reads its condition, and
+/// each body result whose loop variable is live. Flow-sensitive where
 /// that is safe: a write to a buffer every run refills before reading it (a
 /// produced fresh buffer, a user input with unspecified content) that every
 /// live reader of it precedes (outside loops) is dead. Over-approximates

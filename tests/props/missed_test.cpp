@@ -545,6 +545,44 @@ graph b {
   EXPECT_FALSE(deadIn(dead, m, "g", "m"));
 }
 
+const char *kWriteToACondition = R"(
+graph g {
+  x = Data() {index = 0}
+  c = ReLU(x)
+  f = If(c, x) {subgraphs = [t, e]}
+  tm = TensorMove(x)
+  w = Assign(c, tm)
+  out = NetOutput(f)
+  ctrl ORDER
+}
+graph t {
+  a = Data() {_parent_node_index = 1}
+  r = ReLU(a)
+  o = NetOutput(r) {in0._parent_node_index = 0}
+}
+graph e {
+  a = Data() {_parent_node_index = 1}
+  r = Neg(a)
+  o = NetOutput(r) {in0._parent_node_index = 0}
+}
+)";
+
+TEST(Missed, AWriteToAConditionAfterItsIfIsUnobserved) {
+  // The If has read its condition c when w overwrites it.
+  Module m = parseFilled(kWriteToACondition, "ORDER", "f -> w");
+  UnobservedNodes dead = unobservedNodes(m);
+  EXPECT_TRUE(deadIn(dead, m, "g", "w"));
+  EXPECT_TRUE(deadIn(dead, m, "g", "tm"));
+  EXPECT_FALSE(deadIn(dead, m, "g", "c"));
+}
+
+TEST(Missed, AWriteToAConditionBeforeItsIfIsLive) {
+  Module m = parseFilled(kWriteToACondition, "ORDER", "w -> f");
+  UnobservedNodes dead = unobservedNodes(m);
+  EXPECT_FALSE(deadIn(dead, m, "g", "w"));
+  EXPECT_FALSE(deadIn(dead, m, "g", "tm"));
+}
+
 const char *kIfOnCondition = R"(
 graph g {
   x = Data() {index = 0}
