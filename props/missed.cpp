@@ -402,14 +402,11 @@ UnobservedNodes unobservedNodes(const Module &m) {
     totalSteps += inl.domains[d].steps.size();
   }
   // Monotone fixpoint: every round but the last sets another of the two
-  // flags of some step, marks another buffer live or adds a reader, so at
-  // most 2 * totalSteps + buffers + accesses + 1 rounds.
-  size_t totalAccesses = 0;
-  for (const oracle::Domain &dom : inl.domains)
-    for (const oracle::Step &st : dom.steps)
-      totalAccesses += st.accesses.size();
+  // flags of some step, marks another buffer live or adds a (step, buffer)
+  // reader pair, so at most 2 * totalSteps + buffers * (totalSteps + 1) + 1
+  // rounds. Should the bound ever cut it short, nothing is claimed dead.
   bool changed = true;
-  for (size_t round = 0; changed && round <= 2 * totalSteps + buffers.size() + totalAccesses;
+  for (size_t round = 0; changed && round <= 2 * totalSteps + buffers.size() * (totalSteps + 1);
        ++round) {
     changed = false;
     for (size_t d = 0; d < inl.domains.size(); ++d)
@@ -493,6 +490,8 @@ UnobservedNodes unobservedNodes(const Module &m) {
           changed = readPorts(self, step.graph, {holder.inputs[0]}) || changed;
       }
   }
+  if (changed)
+    return out;
   for (size_t d = 0; d < inl.domains.size(); ++d)
     for (size_t i = 0; i < inl.domains[d].steps.size(); ++i) {
       const oracle::Step &step = inl.domains[d].steps[i];
