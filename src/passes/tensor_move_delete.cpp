@@ -200,7 +200,9 @@ private:
   bool grantedForCopy(const SourceTrace &end, const BufferUses &copy) const;
   /// The nodes of `visited` slots, each once in visiting order, without
   /// calls (which access nothing themselves: their bodies' nodes are
-  /// visited in their own right) and without `except`.
+  /// visited in their own right), without ops that access nothing (every
+  /// output a view or variable-bound: their outputs' consumers are visited
+  /// or read another buffer) and without `except`.
   std::vector<NodeRef> accessingNodes(const std::vector<SlotRef> &visited,
                                       std::initializer_list<NodeRef> except) const;
   /// True when the copy's continuous-input consumers may read the source
