@@ -11,6 +11,7 @@
 #include "ir/graph.h"
 #include "oracle/check.h"
 #include "passes/pass_manager.h"
+#include "props/liveness.h"
 
 #include <cstdint>
 #include <map>
@@ -104,24 +105,6 @@ struct MissedReport {
     return done + left == 0 ? 1.0 : static_cast<double>(done) / static_cast<double>(done + left);
   }
 };
-
-/// Nodes whose execution can never be observed (semantics.md §3): a step is
-/// live when it writes a buffer that is caller-visible (user input whose
-/// content after a run is specified, caller memory, variable, weight,
-/// anything bound to a root NetOutput input) or that a live step accesses.
-/// A live If/Case reads its condition, and so does one whose consumed
-/// output may name a live buffer; a live While reads its condition, and
-/// each body result whose loop variable is live. Flow-sensitive where
-/// that is safe: a write to a buffer every run refills before reading it (a
-/// produced fresh buffer, a user input with unspecified content) that every
-/// live reader of it precedes (outside loops) is dead. Over-approximates
-/// liveness (a control-flow step accesses everything its subgraphs do), so
-/// "unobserved" is certain; LivenessProps checks that by perturbing.
-struct UnobservedNodes {
-  std::vector<std::pair<GraphId, NodeId>> nodes; ///< sorted
-  bool contains(GraphId g, NodeId n) const;
-};
-UnobservedNodes unobservedNodes(const Module &m);
 
 /// Runs the pipeline on a copy of `original` (with remarks) and tries every
 /// kept TensorMove. Deterministic; never throws.
