@@ -44,6 +44,13 @@ struct Value {
   bool unconnected = false; ///< an input slot left `_`
 };
 
+/// An input slot left `_`.
+Value unconnectedSlot() {
+  Value v;
+  v.unconnected = true;
+  return v;
+}
+
 /// Accesses to one buffer at one level since its last write.
 struct Access {
   NodeId lastWriter = kNoNode;
@@ -295,9 +302,7 @@ private:
     std::vector<Value> out;
     for (size_t i = from; i < refs.size() && out.size() < maxCount; ++i) {
       if (slots && refs[i].pool == Pool::Unconnected && on(SwarmBit::Unconnected)) {
-        Value v;
-        v.unconnected = true;
-        out.push_back(v);
+        out.push_back(unconnectedSlot());
       } else if (auto v = pick(L, refs[i])) {
         out.push_back(*v);
       }
@@ -806,11 +811,9 @@ private:
   Value writeCopyOfArgument(Level &L, uint8_t variant) {
     Value source = L.parentInputs[0];
     if (variant / 4 % 2 == 0) {
-      Value open;
-      open.unconnected = true;
       AttrMap view;
       view["out0.reuse_input"] = AttrValue::ofBool(true);
-      emit(L, "Reshape", "view", {open}, view, std::nullopt, poolBit(Pool::Alias));
+      emit(L, "Reshape", "view", {unconnectedSlot()}, view, std::nullopt, poolBit(Pool::Alias));
       source = L.values.back();
     }
     emit(L, "TensorMove", "tm", {source}, {}, std::nullopt, poolBit(Pool::TensorMove));
@@ -913,9 +916,7 @@ private:
       for (Value &v : pickAll(L, s.refs, 0, kMaxRefs - 1))
         ins.push_back(std::move(v));
     } else if (shape == CallShape::WrittenCopyOfUnconnected) {
-      Value open;
-      open.unconnected = true;
-      ins.push_back(open);
+      ins.push_back(unconnectedSlot());
       for (Value &v : pickAll(L, s.refs, 0, kMaxRefs - 1))
         ins.push_back(std::move(v));
     } else {

@@ -133,8 +133,6 @@ bool subgraphWritesVariable(const Module &m, const Node &holder, const std::stri
   return false;
 }
 
-/// Is the value a body's NetOutput returns in `slot` written in place by a
-/// consumer of the call's corresponding output?
 /// `tm` (in `body`) copies a view of an unconnected slot, or a Data whose
 /// slot in the enclosing call is `_`.
 bool copiesUnconnectedSlot(const Module &m, const Graph &body, const Node &tm) {
@@ -152,6 +150,8 @@ bool copiesUnconnectedSlot(const Module &m, const Graph &body, const Node &tm) {
          *p < static_cast<int64_t>(holder.inputs.size()) && !holder.inputs[size_t(*p)];
 }
 
+/// Is the value a body's NetOutput returns in `slot` written in place by a
+/// consumer of the call's corresponding output?
 bool resultWrittenOutside(const Module &m, const Graph &body, const Node &ret, uint32_t slot) {
   if (body.parentNode == kNoNode || body.parentGraph == kNoGraph)
     return false;

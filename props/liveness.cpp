@@ -44,6 +44,9 @@ private:
   bool readPorts(StepRef self, GraphId g, const std::vector<std::optional<OutPort>> &ports);
 
   // -- questions about nodes ------------------------------------------------
+  /// Every buffer output `port` of graph `g` may be bound to; null if the
+  /// plan has no such port.
+  const std::vector<oracle::BufferId> *candidates(GraphId g, OutPort port) const;
   bool anyCandidateLive(GraphId g, OutPort port) const;
   bool loopVarLive(GraphId g, const Node &holder, int64_t j) const;
   bool outputsLive(const oracle::Step &step) const;
@@ -160,44 +163,36 @@ bool Liveness::addReader(oracle::BufferId b, StepRef r) {
   return true;
 }
 
+const std::vector<oracle::BufferId> *Liveness::candidates(GraphId g, OutPort port) const {
+  oracle::PortId p = plan_.portId(g, port);
+  return p == oracle::kNoPort ? nullptr : &plan_.port(p).candidates;
+}
+
 bool Liveness::markAtEnd(GraphId g, const std::vector<std::optional<OutPort>> &ports) {
   bool marked = false;
-  for (const auto &in : ports) {
-    if (!in)
-      continue;
-    oracle::PortId p = plan_.portId(g, *in);
-    if (p == oracle::kNoPort)
-      continue;
-    for (oracle::BufferId c : plan_.port(p).candidates)
-      if (c < liveAtEnd_.size() && !liveAtEnd_[c])
-        marked = liveAtEnd_[c] = true;
-  }
+  for (const auto &in : ports)
+    if (const auto *cs = in ? candidates(g, *in) : nullptr)
+      for (oracle::BufferId c : *cs)
+        if (c < liveAtEnd_.size() && !liveAtEnd_[c])
+          marked = liveAtEnd_[c] = true;
   return marked;
 }
 
 bool Liveness::readPorts(StepRef self, GraphId g,
                          const std::vector<std::optional<OutPort>> &ports) {
   bool added = false;
-  for (const auto &in : ports) {
-    if (!in)
-      continue;
-    oracle::PortId p = plan_.portId(g, *in);
-    if (p == oracle::kNoPort)
-      continue;
-    for (oracle::BufferId c : plan_.port(p).candidates)
-      added = addReader(c, self) || added;
-  }
+  for (const auto &in : ports)
+    if (const auto *cs = in ? candidates(g, *in) : nullptr)
+      for (oracle::BufferId c : *cs)
+        added = addReader(c, self) || added;
   return added;
 }
 
 bool Liveness::anyCandidateLive(GraphId g, OutPort port) const {
-  oracle::PortId p = plan_.portId(g, port);
-  if (p == oracle::kNoPort)
+  const auto *cs = candidates(g, port);
+  if (!cs)
     return true; // unknown: stay conservative
-  for (oracle::BufferId c : plan_.port(p).candidates)
-    if (bufferLive(c))
-      return true;
-  return false;
+  return std::any_of(cs->begin(), cs->end(), [&](oracle::BufferId c) { return bufferLive(c); });
 }
 
 bool Liveness::loopVarLive(GraphId g, const Node &holder, int64_t j) const {
@@ -230,16 +225,10 @@ bool Liveness::bindsLive(const oracle::Step &step) const {
   // if no branch writes anything live (a scribbler of the output hits the
   // live buffer or not).
   const Node &holder = m_.graph(step.graph).node(step.node);
-  for (uint32_t k = 0; k < holder.numOutputs; ++k) {
-    if (holder.consumers[k].empty())
-      continue;
-    oracle::PortId p = plan_.portId(step.graph, OutPort{step.node, k});
-    if (p == oracle::kNoPort)
-      continue;
-    for (oracle::BufferId c : plan_.port(p).candidates)
-      if (bufferLive(c))
-        return true;
-  }
+  for (uint32_t k = 0; k < holder.numOutputs; ++k)
+    if (!holder.consumers[k].empty() && candidates(step.graph, OutPort{step.node, k}) &&
+        anyCandidateLive(step.graph, OutPort{step.node, k}))
+      return true;
   return false;
 }
 
