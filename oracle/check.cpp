@@ -5,6 +5,7 @@
 #include "oracle/check.h"
 
 #include "ir/op_library.h"
+#include "ir/parser.h"
 #include "ir/verifier.h"
 #include "oracle/inlined.h"
 #include "oracle/interpreter.h"
@@ -33,6 +34,13 @@ std::string_view verdictName(Verdict v) {
     return "invalid";
   }
   return "?";
+}
+
+size_t violationRank(std::string_view kind) {
+  for (size_t i = 0; i < std::size(kViolationKinds); ++i)
+    if (kViolationKinds[i] == kind)
+      return i;
+  return std::size(kViolationKinds);
 }
 
 namespace {
@@ -70,35 +78,48 @@ std::string expectedGot(const Bytes &a, const Bytes &b) {
                      b.empty() ? "(empty)" : hexOf(b));
 }
 
+/// A structural defect: the verifier's message and where it is.
+struct Defect {
+  SourceLoc loc;
+  std::string message;
+};
+
 /// One module, analysed once. Heap-allocated so the interpreter's references
 /// stay valid.
 struct Analysis {
   const Module *m = nullptr;
-  std::vector<std::string> malformed;
+  std::vector<Defect> malformed;
   std::vector<Violation> cycles;
+  std::vector<SourceLoc> cycleLocs; ///< where each of `cycles` starts (may be unknown)
   MemoryPlan plan;
   InlinedModule inl;
   std::unique_ptr<Interpreter> interp;
   bool usable() const { return malformed.empty() && cycles.empty(); }
 };
 
-std::string diagText(const Diagnostic &d) {
+std::string diagText(const Defect &d) {
   if (d.loc.line)
     return fmt::format("{}:{}: {}", d.loc.line, d.loc.col, d.message);
   return d.message;
 }
 
+std::string locationOf(const std::string &file, SourceLoc loc) {
+  if (!loc.line)
+    return file;
+  return fmt::format("{}:{}:{}", file, loc.line, loc.col);
+}
+
 std::unique_ptr<Analysis> analyze(const Module &m) {
   auto a = std::make_unique<Analysis>();
   a->m = &m;
-  std::vector<std::string> verifierCycles;
+  std::vector<Defect> verifierCycles;
   for (const Diagnostic &d : verifyModule(m)) {
     if (d.severity != Severity::Error)
       continue;
     if (d.message.find("cycle through") != std::string::npos)
-      verifierCycles.push_back(diagText(d));
+      verifierCycles.push_back({d.loc, d.message});
     else
-      a->malformed.push_back(diagText(d));
+      a->malformed.push_back({d.loc, d.message});
   }
   // A module whose bookkeeping is broken cannot be walked safely.
   if (!a->malformed.empty())
@@ -116,17 +137,21 @@ std::unique_ptr<Analysis> analyze(const Module &m) {
     for (const std::string &n : v.nodes)
       path += (path.empty() ? "" : " -> ") + n;
     v.message = "no schedule exists: cycle " + path;
+    const Step &first = dom.steps[dom.cycle.front()];
+    a->cycleLocs.push_back(m.graph(first.graph).node(first.node).loc);
     a->cycles.push_back(std::move(v));
   }
   if (a->cycles.empty())
-    for (const std::string &c : verifierCycles)
-      a->cycles.push_back({"cycle", {}, {}, {}, {}, "no schedule exists: " + c});
+    for (const Defect &c : verifierCycles) {
+      a->cycles.push_back({"cycle", {}, {}, {}, {}, "no schedule exists: " + c.message});
+      a->cycleLocs.push_back(c.loc);
+    }
   if (!a->cycles.empty())
     return a;
   for (const std::string &e : a->plan.errors())
-    a->malformed.push_back("memory plan: " + e);
+    a->malformed.push_back({{}, "memory plan: " + e});
   for (const std::string &e : a->inl.errors)
-    a->malformed.push_back(e);
+    a->malformed.push_back({{}, e});
   if (a->malformed.empty())
     a->interp = std::make_unique<Interpreter>(m, a->plan, a->inl);
   return a;
@@ -356,9 +381,9 @@ bool validateOriginal(OriginalState &o, const Module &m, const CheckOptions &opt
   Analysis &a = *o.a;
   if (!a.malformed.empty()) {
     r.verdict = Verdict::Invalid;
-    r.reason = "the original is malformed: " + a.malformed.front();
+    r.reason = "the original is malformed: " + diagText(a.malformed.front());
     for (size_t i = 0; i < a.malformed.size() && i < kMaxViolations; ++i)
-      r.violations.push_back({"malformed", {}, {}, {}, {}, a.malformed[i]});
+      r.violations.push_back({"malformed", {}, {}, {}, {}, diagText(a.malformed[i])});
     return false;
   }
   if (!a.cycles.empty()) {
@@ -603,21 +628,64 @@ void compareExperiments(const Analysis &b, const ExperimentResult &ea, const Exp
     }
 }
 
-/// Keeps the first `kMaxViolations`, ordered by the kind vocabulary.
+/// Orders `found` by the kind vocabulary (most specific first, stable within
+/// a kind) and keeps at most kMaxViolations of each kind, so a flood of one
+/// kind never hides another.
 void finish(CheckResult &r, std::vector<Violation> found) {
-  auto rank = [](const std::string &kind) {
-    for (size_t i = 0; i < std::size(kViolationKinds); ++i)
-      if (kViolationKinds[i] == kind)
-        return i;
-    return std::size(kViolationKinds);
-  };
-  std::stable_sort(found.begin(), found.end(), [&](const Violation &x, const Violation &y) {
-    return rank(x.kind) < rank(y.kind);
+  std::stable_sort(found.begin(), found.end(), [](const Violation &x, const Violation &y) {
+    return violationRank(x.kind) < violationRank(y.kind);
   });
-  if (found.size() > kMaxViolations)
-    found.resize(kMaxViolations);
+  std::map<std::string, size_t> perKind;
+  std::vector<Violation> kept;
+  for (Violation &v : found)
+    if (++perKind[v.kind] <= kMaxViolations)
+      kept.push_back(std::move(v));
   r.verdict = Verdict::Violation;
-  r.violations = std::move(found);
+  r.violations = std::move(kept);
+}
+
+/// The optimized graph's structural defects as violations located in it.
+std::vector<Violation> structuralViolations(const Analysis &b, const CheckOptions &opts) {
+  std::vector<Violation> out;
+  for (const Defect &d : b.malformed)
+    out.push_back(
+        {"invalid-output", {}, {}, {}, {}, d.message, locationOf(opts.optimizedName, d.loc)});
+  for (size_t i = 0; i < b.cycles.size(); ++i) {
+    Violation v = b.cycles[i];
+    v.location = locationOf(opts.optimizedName, b.cycleLocs[i]);
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+/// Layout conflicts (semantics.md §6) of the optimized graph that the
+/// original did not have.
+std::vector<Violation> newLayoutConflicts(const Analysis &a, const Analysis &b) {
+  std::set<std::string> before;
+  for (const LayoutConflict &c : layoutConflicts(*a.m, a.plan))
+    before.insert(c.key());
+  std::vector<Violation> layout;
+  for (const LayoutConflict &c : layoutConflicts(*b.m, b.plan)) {
+    if (before.count(c.key()))
+      continue;
+    Violation v;
+    v.kind = "layout";
+    if (!c.node.empty())
+      v.nodes.push_back(c.node);
+    v.buffers.push_back(c.buffer);
+    if (c.kind == "output+weight")
+      v.message = fmt::format("graph output bound to the immutable weight {}", c.buffer);
+    else
+      v.message =
+          fmt::format("{} is {} and an input of {}, which needs contiguous inputs", c.buffer,
+                      c.kind == "input+continuous"      ? "caller-owned user memory"
+                      : c.kind == "weight+continuous"   ? "an immutable weight"
+                      : c.kind == "variable+continuous" ? "a variable (fixed address)"
+                                                        : "a graph output",
+                      c.node);
+    layout.push_back(std::move(v));
+  }
+  return layout;
 }
 
 CheckResult refine(const Module &original, const Module &optimized, const CheckOptions &opts) {
@@ -642,67 +710,48 @@ CheckResult refine(const Module &original, const Module &optimized, const CheckO
     return r;
   }
   Analysis &b = *bp;
-  // 1. malformed
+  // 1. Structure: with a defect or a cycle nothing can run, but a cycle
+  // leaves a memory plan whose layout conflicts still count.
+  std::vector<Violation> found = structuralViolations(b, opts);
   if (!b.malformed.empty()) {
-    std::vector<Violation> v;
-    for (const std::string &e : b.malformed)
-      v.push_back({"malformed", {}, {}, {}, {}, e});
-    finish(r, std::move(v));
+    finish(r, std::move(found));
     return r;
   }
-  // 2. cycle
   if (!b.cycles.empty()) {
-    finish(r, b.cycles);
+    for (Violation &v : newLayoutConflicts(a, b))
+      found.push_back(std::move(v));
+    finish(r, std::move(found));
     return r;
   }
+  // The same user inputs, graph outputs and variables (semantics.md §5.1).
   std::vector<std::string> iface =
       interfaceDifferences(interfaceOf(original, a.plan), interfaceOf(optimized, b.plan));
   if (!iface.empty()) {
-    std::vector<Violation> v;
     for (const std::string &e : iface)
-      v.push_back({"malformed", {}, {}, {}, {}, "interface differs from the original: " + e});
-    finish(r, std::move(v));
+      found.push_back({"invalid-output",
+                       {},
+                       {},
+                       {},
+                       {},
+                       "interface differs from the original: " + e,
+                       opts.optimizedName});
+    finish(r, std::move(found));
     return r;
   }
   std::vector<std::string> inconclusive;
-  // 3. race
+  // 2. Races (Z3 over every schedule).
   RaceFindings races = findRaces(b, opts, opts.useZ3);
   r.z3Queries = races.queries;
-  if (!races.races.empty()) {
-    finish(r, std::move(races.races));
-    return r;
-  }
+  for (Violation &v : races.races)
+    found.push_back(std::move(v));
   if (races.inconclusive)
     inconclusive.push_back(races.reason);
-  // 4. layout
-  std::set<std::string> before;
-  for (const LayoutConflict &c : layoutConflicts(original, a.plan))
-    before.insert(c.key());
-  std::vector<Violation> layout;
-  for (const LayoutConflict &c : layoutConflicts(optimized, b.plan)) {
-    if (before.count(c.key()))
-      continue;
-    Violation v;
-    v.kind = "layout";
-    if (!c.node.empty())
-      v.nodes.push_back(c.node);
-    v.buffers.push_back(c.buffer);
-    if (c.kind == "output+weight")
-      v.message = fmt::format("graph output bound to the immutable weight {}", c.buffer);
-    else
-      v.message =
-          fmt::format("{} is {} and an input of {}, which needs contiguous inputs", c.buffer,
-                      c.kind == "input+continuous"    ? "caller-owned user memory"
-                      : c.kind == "weight+continuous" ? "an immutable weight"
-                                                      : "a graph output",
-                      c.node);
-    layout.push_back(std::move(v));
-  }
-  if (!layout.empty()) {
-    finish(r, std::move(layout));
-    return r;
-  }
-  // 5. experiments
+  // 3. Layout.
+  for (Violation &v : newLayoutConflicts(a, b))
+    found.push_back(std::move(v));
+  // 4. Experiments on the reference schedule, up to the first that differs
+  // (one witness state is enough; a race above does not stop them: the
+  // reference schedule still says what the optimized graph can compute).
   const unsigned states = std::max(1u, opts.numStates);
   for (unsigned i = 0; i < o.experiments.size(); ++i) {
     b.interp->setArithmetic(i / states);
@@ -713,12 +762,14 @@ CheckResult refine(const Module &original, const Module &optimized, const CheckO
           kStepBudget, kMaxArenaBytes >> 20));
       break;
     }
-    std::vector<Violation> found;
+    size_t before = found.size();
     compareExperiments(b, o.experiments[i], eb, perms, opts, i % states, i / states, found);
-    if (!found.empty()) {
-      finish(r, std::move(found));
-      return r;
-    }
+    if (found.size() != before)
+      break;
+  }
+  if (!found.empty()) {
+    finish(r, std::move(found));
+    return r;
   }
   if (!inconclusive.empty()) {
     r.verdict = Verdict::Inconclusive;
@@ -750,6 +801,34 @@ CheckResult checkRefinement(const Module &original, const Module &optimized,
                             const CheckOptions &opts) {
   try {
     return refine(original, optimized, opts);
+  } catch (const std::exception &ex) {
+    CheckResult r;
+    r.verdict = Verdict::Inconclusive;
+    r.reason = std::string("internal error while checking: ") + ex.what();
+    return r;
+  }
+}
+
+CheckResult checkRefinementOfText(const Module &original, std::string_view optimizedText,
+                                  const CheckOptions &opts) {
+  ParseResult parsed = parseModule(optimizedText, ParseOptions{.verify = false});
+  if (parsed.module)
+    return checkRefinement(original, *parsed.module, opts);
+  try {
+    // The original is judged first: an invalid one is the user's problem
+    // whatever the optimized text holds.
+    CheckResult r;
+    r.warnings = parsePermissions(original.options).warnings;
+    OriginalState o;
+    if (!validateOriginal(o, original, opts, r))
+      return r;
+    std::vector<Violation> found;
+    for (const Diagnostic &d : parsed.diagnostics)
+      if (d.severity == Severity::Error)
+        found.push_back(
+            {"invalid-output", {}, {}, {}, {}, d.message, locationOf(opts.optimizedName, d.loc)});
+    finish(r, std::move(found));
+    return r;
   } catch (const std::exception &ex) {
     CheckResult r;
     r.verdict = Verdict::Inconclusive;
@@ -805,14 +884,30 @@ std::string replayPassesCommand(const std::string &file, const std::string &pass
                      arithmeticsFlag(arithmetics));
 }
 
+std::vector<std::string> violationKindsOf(const CheckResult &r) {
+  std::vector<std::string> kinds;
+  for (const Violation &v : r.violations)
+    if (std::find(kinds.begin(), kinds.end(), v.kind) == kinds.end())
+      kinds.push_back(v.kind);
+  return kinds;
+}
+
 std::string formatResult(const CheckResult &r) {
   std::string out = fmt::format("verdict: {}\n", verdictName(r.verdict));
   if (!r.reason.empty())
     out += "reason: " + r.reason + "\n";
   for (const std::string &w : r.warnings)
     out += "warning: " + w + "\n";
+  // The headline: every kind found, the most specific first.
+  std::string kinds;
+  for (const std::string &k : violationKindsOf(r))
+    kinds += (kinds.empty() ? "" : ", ") + k;
+  if (r.verdict == Verdict::Violation && !kinds.empty())
+    out += "violation: " + kinds + "\n";
   for (const Violation &v : r.violations) {
     out += fmt::format("{}: {}\n", v.kind, v.message);
+    if (!v.location.empty())
+      out += "  at: " + v.location + "\n";
     auto join = [](const std::vector<std::string> &xs) {
       std::string s;
       for (const std::string &x : xs)

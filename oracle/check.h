@@ -18,10 +18,19 @@ enum class Verdict { Sound, Violation, Inconclusive, Invalid };
 /// "sound", "violation", "inconclusive", "invalid".
 std::string_view verdictName(Verdict);
 
-/// The violation kinds, in the order the checks that find them run.
-inline constexpr std::string_view kViolationKinds[] = {"malformed",       "cycle", "race",
-                                                       "layout",          "crash", "weight-written",
-                                                       "input-clobbered", "value", "alias"};
+/// The violation kinds, most specific first: a report leads with the first
+/// kind it holds. Structural defects of the optimized graph come first
+/// (nothing else about it can be trusted), then writes to memory the graph
+/// must not write, then ordering, layout, faults, and last the differences
+/// in what the caller sees, which are usually their consequence.
+/// `malformed` is an original's defect (bad input); `invalid-output` the
+/// same defect in the optimized graph (the pass's fault).
+inline constexpr std::string_view kViolationKinds[] = {
+    "invalid-output", "malformed", "cycle", "weight-written", "input-clobbered",
+    "race",           "layout",    "crash", "alias",          "value"};
+
+/// Rank of `kind` in kViolationKinds (unknown kinds rank last).
+size_t violationRank(std::string_view kind);
 
 struct Violation {
   /// One of kViolationKinds; the harness adds "reserved-deleted" (props/contract.h).
@@ -31,6 +40,9 @@ struct Violation {
   std::vector<std::vector<std::string>> schedules; ///< witness schedules (node names)
   std::string bytes;                               ///< differing bytes, "expected <hex> got <hex>"
   std::string message;                             ///< one line
+  /// FILE:LINE:COL of the defect in the optimized graph, when it has one
+  /// (invalid-output, cycle); FILE is CheckOptions::optimizedName.
+  std::string location = {};
 };
 
 struct CheckOptions {
@@ -43,6 +55,8 @@ struct CheckOptions {
   /// fixes only that such an op computes a deterministic mix of its inputs,
   /// so a sound change is sound under every mix; 1 checks the documented one.
   unsigned arithmetics = 1;
+  /// How locations in the optimized graph name it (Violation::location).
+  std::string optimizedName = "optimized";
 };
 
 struct CheckResult {
@@ -61,8 +75,21 @@ CheckResult checkOriginal(const Module &m, const CheckOptions &opts);
 
 /// Refinement: is `optimized` sound for `original`? An original that is not
 /// valid gives Invalid. Permissions come from the original's options.
+/// Every kind of violation that applies is reported, most specific first
+/// (kViolationKinds): a structural defect of the optimized graph
+/// (`invalid-output`, `cycle`) stops the check, since nothing can run; races,
+/// layout conflicts and the experiments' differences are all collected.
 CheckResult checkRefinement(const Module &original, const Module &optimized,
                             const CheckOptions &opts);
+
+/// The same for an optimized graph given as text, as a pass or any tool
+/// wrote it. The original is the user's input (its defects give Invalid);
+/// the optimized text is the tool's output, so any defect of it -- a syntax
+/// error, a dangling or duplicated name, a cycle, a subgraph that no longer
+/// matches its holder, a port that does not exist -- is a violation
+/// (`invalid-output`, or `cycle`) located at opts.optimizedName:LINE:COL.
+CheckResult checkRefinementOfText(const Module &original, std::string_view optimizedText,
+                                  const CheckOptions &opts);
 
 /// Which graphs of `m` ran in the experiments a check with `opts` performs
 /// on the original (opts.numStates seeded states, both runs of each), indexed
@@ -79,6 +106,9 @@ std::string replayPairCommand(const std::string &original, const std::string &op
 /// plus `--arithmetics N` when N > 1.
 std::string replayPassesCommand(const std::string &file, const std::string &passes, uint64_t seed,
                                 unsigned arithmetics = 1);
+
+/// The distinct kinds of r.violations, in report order (most specific first).
+std::vector<std::string> violationKindsOf(const CheckResult &r);
 
 /// Multi-line human-readable report (verdict, each violation, replay).
 std::string formatResult(const CheckResult &r);

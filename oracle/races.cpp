@@ -197,6 +197,10 @@ std::vector<LayoutConflict> layoutConflicts(const Module &m, const MemoryPlan &p
           out.push_back({buffers[b].label, "input+continuous", who, -1});
         if (buffers[b].kind == BufferKind::Weight)
           out.push_back({buffers[b].label, "weight+continuous", who, -1});
+        // A variable has a fixed address outside the graph's memory
+        // (semantics.md §6): it cannot be placed in the op's allocation.
+        if (buffers[b].kind == BufferKind::Variable)
+          out.push_back({buffers[b].label, "variable+continuous", who, -1});
         for (int64_t k : outputsOf[b])
           out.push_back({buffers[b].label, "output+continuous", who, k});
       }

@@ -60,8 +60,8 @@ std::vector<StepIndex> orderWith(const Domain &d, StepIndex first, StepIndex sec
 /// One memory-layout conflict of semantics.md §6.
 struct LayoutConflict {
   std::string buffer;  ///< buffer label
-  std::string kind;    ///< "input+continuous", "weight+continuous", "output+weight",
-                       ///< "output+continuous"
+  std::string kind;    ///< "input+continuous", "weight+continuous", "variable+continuous",
+                       ///< "output+weight", "output+continuous"
   std::string node;    ///< the continuous op involved (qualified), or "" for output+weight
   int64_t output = -1; ///< the graph output involved (output+...), else -1
   /// Identity across an original and its optimized graph: built from what

@@ -931,7 +931,7 @@ void sortByLocation(Diagnostics &diags) {
 
 } // namespace
 
-ParseResult parseModule(std::string_view text) {
+ParseResult parseModule(std::string_view text, const ParseOptions &opts) {
   ParseResult result;
   Diagnostics &diags = result.diagnostics;
   std::vector<Token> toks = lex(text, diags);
@@ -948,8 +948,10 @@ ParseResult parseModule(std::string_view text) {
     sortByLocation(diags);
     return result;
   }
-  Diagnostics verify = verifyModule(m);
-  diags.insert(diags.end(), verify.begin(), verify.end());
+  if (opts.verify) {
+    Diagnostics verify = verifyModule(m);
+    diags.insert(diags.end(), verify.begin(), verify.end());
+  }
   sortByLocation(diags);
   if (!hasErrors(diags))
     result.module = std::move(m);

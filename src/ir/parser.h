@@ -36,8 +36,17 @@ struct ParseResult {
   Diagnostics diagnostics;      ///< errors (and warnings) in source order
 };
 
+struct ParseOptions {
+  /// Run verifyModule as the third phase (default). Off, a module that
+  /// survives syntax and name resolution is returned with the verifier's
+  /// findings left to the caller: translation validation reads a pass's
+  /// output this way, where a structural defect is the pass's violation,
+  /// not the user's bad input (oracle::checkRefinementOfText).
+  bool verify = true;
+};
+
 /// Parses `text`; `fileName` is only used by callers to format diagnostics.
-ParseResult parseModule(std::string_view text);
+ParseResult parseModule(std::string_view text, const ParseOptions &opts = {});
 
 /// Reads and parses a file; an unreadable file is one error at 0:0.
 ParseResult parseFile(const std::string &path);

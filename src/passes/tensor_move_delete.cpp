@@ -660,6 +660,14 @@ Verdict TensorMoveDeleter::decideByDesign(NodeRef t) {
   if (aliasedInput(tm, 0) || isInputMutable(tm))
     return keepFor("malformed-tensor-move",
                    "its attributes make it alias or write its input instead of copying it");
+  // An output bound to a variable by ref_var_src_var_name lives in that
+  // variable's buffer (semantics.md §1): its consumers read the variable,
+  // not a copy of the input, so relinking them to the input changes what
+  // they read, and a later copy of it copies the variable. Not a copy at all.
+  if (const std::string *var = refVarSrcName(tm, 0))
+    return keepFor("variable-bound-copy",
+                   "its output is bound to variable " + formatName(*var) +
+                       " (ref_var_src_var_name): its consumers read the variable, not a copy");
   if (!order(t.graph).valid())
     return keepFor("cyclic-graph", "graph " + formatName(g.name) + " has a cycle");
 
@@ -1548,15 +1556,14 @@ bool TensorMoveDeleter::insideGraph(NodeRef n, GraphId g) const {
 bool TensorMoveDeleter::continuousMergeAllowed(NodeRef t, const std::vector<SourceTrace> &ends,
                                                const BufferUses &copy) {
   // semantics.md §6: an input of a continuous op conflicts only with a
-  // caller-owned user input, a weight or a graph output. A fresh buffer or a
-  // variable that is no graph output may become one; merging buffers can
-  // only make a continuous op's inputs more alike, never lose its exemption.
+  // caller-owned user input, a weight, a variable or a graph output. A fresh
+  // buffer that is no graph output may become one; merging buffers can only
+  // make a continuous op's inputs more alike, never lose its exemption.
   auto fresh = [&] {
     if (!copy.rootOutputs.empty())
       return false;
     for (const SourceTrace &end : ends) {
-      if (end.kind != SourceKind::Ordinary && end.kind != SourceKind::Variable &&
-          end.kind != SourceKind::VariableRef)
+      if (end.kind != SourceKind::Ordinary)
         return false;
       const BufferFacts &f = bufferFacts(end);
       if (f.overBudget || !f.rootOutputs.empty())
@@ -2988,6 +2995,9 @@ std::optional<Verdict> TensorMoveDeleter::checkRule5(NodeRef t, const SourceTrac
   bool callerInput =
       trace.kind == SourceKind::UserInput || trace.kind == SourceKind::UnnamedUserInput;
   bool weight = trace.kind == SourceKind::Weight;
+  // A variable has a fixed address outside the graph's memory (§6): like a
+  // weight, it cannot be placed inside a continuous op's one allocation.
+  bool variable = trace.kind == SourceKind::Variable || trace.kind == SourceKind::VariableRef;
   PortRef merged{src.graph, src.port};
   PortRef copyPort{t.graph, {t.node, 0}};
   // The exception of §6: every input of the continuous op is the merged buffer.
@@ -3005,12 +3015,15 @@ std::optional<Verdict> TensorMoveDeleter::checkRule5(NodeRef t, const SourceTrac
     }
     return true;
   };
-  if (callerInput || weight)
+  if (callerInput || weight || variable)
     for (NodeRef c : copy.continuousUsers)
       if (!allInputsMerged(c))
         return keepFor("rule5-layout", "Rule 5: " + describe(c.graph, c.node) +
                                            " needs continuous inputs and would read " +
-                                           (weight ? "a weight" : "caller memory") + " directly");
+                                           (weight     ? "a weight"
+                                            : variable ? "a variable"
+                                                       : "caller memory") +
+                                           " directly");
   if (weight && !copy.rootOutputs.empty())
     return keepFor("rule5-layout", "Rule 5: graph output " +
                                        std::to_string(*copy.rootOutputs.begin()) +

@@ -139,7 +139,7 @@ TEST(CheckRefinement, NeverThrowsOnAnEmptyModule) {
   Module m = parseText("graph root {\n  x = Data() {index = 0}\n  out = NetOutput(x)\n}\n");
   CheckResult r = checkRefinement(m, empty, {});
   EXPECT_EQ(r.verdict, Verdict::Violation);
-  EXPECT_EQ(r.violations.at(0).kind, "malformed");
+  EXPECT_EQ(r.violations.at(0).kind, "invalid-output");
   EXPECT_EQ(checkOriginal(empty, {}).verdict, Verdict::Invalid);
 }
 

@@ -54,8 +54,8 @@ const PairCase kPairs[] = {
     {"variable-second-run",       Verdict::Violation, "value"},
     {"call-writer-races-reader",  Verdict::Violation, "race"},
     {"option-wrong-index",        Verdict::Violation, "alias"},
-    {"output-count-changed",      Verdict::Violation, "malformed"},
-    {"variable-dropped",          Verdict::Violation, "malformed"},
+    {"output-count-changed",      Verdict::Violation, "invalid-output"},
+    {"variable-dropped",          Verdict::Violation, "invalid-output"},
     {"layout-input-continuous",   Verdict::Violation, "layout"},
     {"layout-output-weight",      Verdict::Violation, "layout"},
     {"crash-undeclared-variable", Verdict::Violation, "crash"},
@@ -135,8 +135,11 @@ TEST(PairsTable, CoversEveryKindAndIsBalanced) {
       kinds.insert(c.kind);
     }
   }
-  // cycle is covered by the mutation rows below (the parser refuses cycles).
+  // cycle is covered by the mutation rows below (the parser refuses cycles);
+  // malformed is an original's defect, never a pair's verdict
+  // (CheckRefinement.MalformedOriginalIsInvalid).
   kinds.insert("cycle");
+  kinds.insert("malformed");
   EXPECT_GE(sound + unsound, 30u);
   EXPECT_GE(sound, 15u);
   EXPECT_GE(unsound, 15u);
@@ -266,23 +269,23 @@ TEST(Mutations, CycleThroughCallBoundary) {
   EXPECT_EQ(r.violations.front().kind, "cycle");
 }
 
-TEST(Mutations, DisconnectedTensorMoveIsMalformed) {
+TEST(Mutations, DisconnectedTensorMoveIsAnInvalidOutput) {
   CheckResult r = checkMutated("tm-direct", [](Module &m) {
     Graph &g = m.root();
     g.setInput({g.find("tm"), 0}, std::nullopt);
   });
   ASSERT_EQ(r.verdict, Verdict::Violation) << formatResult(r);
-  EXPECT_EQ(r.violations.front().kind, "malformed");
+  EXPECT_EQ(r.violations.front().kind, "invalid-output");
 }
 
-TEST(Mutations, DroppedUserInputIsMalformed) {
+TEST(Mutations, DroppedUserInputIsAnInvalidOutput) {
   CheckResult r = checkMutated("swapped-inputs", [](Module &m) {
     Graph &g = m.root();
     g.setInput({g.find("a"), 0}, std::nullopt);
     g.removeNode(g.find("x"));
   });
   ASSERT_EQ(r.verdict, Verdict::Violation) << formatResult(r);
-  EXPECT_EQ(r.violations.front().kind, "malformed");
+  EXPECT_EQ(r.violations.front().kind, "invalid-output");
   EXPECT_NE(r.violations.front().message.find("user input 0"), std::string::npos);
 }
 

@@ -5,6 +5,7 @@
 // replay command. Exit: 0 sound, 1 violation, 2 invalid input (including a
 // racy original), 3 inconclusive.
 #include "ir/graph.h"
+#include "ir/parser.h"
 #include "oracle/check.h"
 #include "passes/pass_manager.h"
 #include "props/contract.h"
@@ -61,6 +62,7 @@ nlohmann::ordered_json resultJson(const oracle::CheckResult &r, const std::strin
   if (!file.empty())
     j["file"] = file;
   j["verdict"] = std::string(oracle::verdictName(r.verdict));
+  j["kinds"] = oracle::violationKindsOf(r);
   j["violations"] = nlohmann::ordered_json::array();
   for (const oracle::Violation &v : r.violations) {
     nlohmann::ordered_json jv;
@@ -71,6 +73,7 @@ nlohmann::ordered_json resultJson(const oracle::CheckResult &r, const std::strin
     jv["schedules"] = v.schedules;
     jv["bytes"] = v.bytes;
     jv["message"] = v.message;
+    jv["location"] = v.location;
     j["violations"].push_back(std::move(jv));
   }
   j["reason"] = r.reason;
@@ -113,12 +116,18 @@ std::string pipelineFlags(const CheckCmdOptions &opts) {
 }
 
 int checkPair(const CheckCmdOptions &opts) {
+  // The original is the user's input: unparsable or invalid is bad input.
+  // The optimized graph is a tool's output: any defect of it is a violation
+  // the oracle reports (invalid-output, cycle), so it is read as text.
   auto orig = loadGraphFile(opts.pair[0], std::cerr);
-  auto opt = loadGraphFile(opts.pair[1], std::cerr);
-  if (!orig || !opt)
+  std::optional<std::string> optText = readTextFile(opts.pair[1], std::cerr);
+  if (!orig || !optText)
     return kExitBadInput;
-  oracle::CheckResult r = oracle::checkRefinement(*orig, *opt, checkOptions(opts));
-  props::checkReservedNodesKept(*orig, *opt, r);
+  oracle::CheckOptions co = checkOptions(opts);
+  co.optimizedName = opts.pair[1] == "-" ? "<stdin>" : opts.pair[1];
+  oracle::CheckResult r = oracle::checkRefinementOfText(*orig, *optText, co);
+  if (ParseResult opt = parseModule(*optText); opt.module)
+    props::checkReservedNodesKept(*orig, *opt.module, r);
   r.replay = oracle::replayPairCommand(opts.pair[0], opts.pair[1], opts.seed, opts.arithmetics);
   print(r, "", opts.json);
   return exitFor(r.verdict);

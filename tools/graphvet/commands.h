@@ -27,6 +27,10 @@ struct CommandContext {
   int status = kExitOk;
 };
 
+/// Reads a whole file ("-" for stdin); on failure prints "PATH: error:
+/// cannot open file" to `err` and returns nullopt.
+std::optional<std::string> readTextFile(const std::string &path, std::ostream &err);
+
 /// Reads and parses a `.graph` file ("-" for stdin); on failure prints every
 /// diagnostic as FILE:LINE:COL: error: ... to `err` and returns nullopt.
 std::optional<Module> loadGraphFile(const std::string &path, std::ostream &err);

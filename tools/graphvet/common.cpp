@@ -10,22 +10,28 @@
 
 namespace graphvet::cli {
 
-std::optional<Module> loadGraphFile(const std::string &path, std::ostream &err) {
+std::optional<std::string> readTextFile(const std::string &path, std::ostream &err) {
   std::string text;
-  std::string shownName = path;
   if (path == "-") {
     text.assign(std::istreambuf_iterator<char>(std::cin), {});
-    shownName = "<stdin>";
-  } else {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-      err << path << ": error: cannot open file\n";
-      return std::nullopt;
-    }
-    text.assign(std::istreambuf_iterator<char>(in), {});
+    return text;
   }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    err << path << ": error: cannot open file\n";
+    return std::nullopt;
+  }
+  text.assign(std::istreambuf_iterator<char>(in), {});
+  return text;
+}
+
+std::optional<Module> loadGraphFile(const std::string &path, std::ostream &err) {
+  std::optional<std::string> text = readTextFile(path, err);
+  if (!text)
+    return std::nullopt;
+  std::string shownName = path == "-" ? "<stdin>" : path;
   std::string errors;
-  auto m = parseOrReport(text, shownName, errors);
+  auto m = parseOrReport(*text, shownName, errors);
   err << errors;
   return m;
 }
