@@ -619,8 +619,8 @@ Verdict TensorMoveDeleter::decide(NodeRef t) {
   // or the graph is broken. (Of the traces without a source, the
   // extensions take only one that ends at a buffer of its own reading zero
   // bytes: unconnectedOwnBuffer.)
-  static const std::set<std::string, std::less<>> kFinal = {"malformed-tensor-move", "cyclic-graph",
-                                                            "tensor-desc-mismatch"};
+  static const std::set<std::string, std::less<>> kFinal = {
+      "malformed-tensor-move", "variable-bound-copy", "cyclic-graph", "tensor-desc-mismatch"};
   if (kFinal.count(v.rule))
     return v;
   // The extensions see that a While copies its results into its loop
