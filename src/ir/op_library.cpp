@@ -36,8 +36,7 @@ constexpr OpInfo kOps[] = {
     {"AssignAdd", OpKind::Ordinary, 1, kOut0RefIn0, kNone, false, "writes input 0 in place"},
     {"AssignSub", OpKind::Ordinary, 1, kOut0RefIn0, kNone, false, "writes input 0 in place"},
     {"ScatterUpdate", OpKind::Ordinary, 1, kOut0RefIn0, kNone, false, "writes input 0 in place"},
-    {"ScatterNdUpdate", OpKind::Ordinary, 1, kOut0RefIn0, kNone, false,
-     "writes input 0 in place"},
+    {"ScatterNdUpdate", OpKind::Ordinary, 1, kOut0RefIn0, kNone, false, "writes input 0 in place"},
     {"ScatterAdd", OpKind::Ordinary, 1, kOut0RefIn0, kNone, false, "writes input 0 in place"},
     // Views: output 0 shares input 0's buffer, no write.
     {"Reshape", OpKind::Ordinary, 1, kNone, kOut0ViewIn0, false, "output 0 views input 0"},
@@ -63,15 +62,25 @@ constexpr OpInfo kOps[] = {
     {"_While", OpKind::While, kOutputsPerInput, kNone, kNone, false, "like While"},
 };
 
-constexpr OpInfo kOrdinary{"", OpKind::Ordinary, 1, kNone, kNone, false,
-                           "computes fresh outputs from all input bytes"};
+constexpr OpInfo kOrdinary{
+    "", OpKind::Ordinary, 1, kNone, kNone, false, "computes fresh outputs from all input bytes"};
 
-constexpr std::string_view kMemoryAttrs[] = {
-    "index",           "_parent_node_index", "outputs",        "subgraphs",
-    "_input_mutable",  "ref_var_src_var_name", "continuous_input",
-    "_no_padding_continuous_input", "max_iterations", "outK.ref_input",
-    "outK.reuse_input", "outK.reuse_input_index", "outK.ref_var_src_var_name",
-    "outK.dtype",      "outK.shape",         "inK._parent_node_index"};
+constexpr std::string_view kMemoryAttrs[] = {"index",
+                                             "_parent_node_index",
+                                             "outputs",
+                                             "subgraphs",
+                                             "_input_mutable",
+                                             "ref_var_src_var_name",
+                                             "continuous_input",
+                                             "_no_padding_continuous_input",
+                                             "max_iterations",
+                                             "outK.ref_input",
+                                             "outK.reuse_input",
+                                             "outK.reuse_input_index",
+                                             "outK.ref_var_src_var_name",
+                                             "outK.dtype",
+                                             "outK.shape",
+                                             "inK._parent_node_index"};
 
 std::optional<uint32_t> portIndexAttr(const Node &n, uint32_t out, const char *attr) {
   auto v = n.intAttr(Node::portKey(true, out, attr));
@@ -111,36 +120,64 @@ const OpInfo &lookupOp(std::string_view type) {
   return kOrdinary;
 }
 
-std::span<const OpInfo> allOps() { return kOps; }
+std::span<const OpInfo> allOps() {
+  return kOps;
+}
 
-OpKind opKind(const Node &n) { return lookupOp(n.type).kind; }
+OpKind opKind(const Node &n) {
+  return lookupOp(n.type).kind;
+}
 
 uint32_t defaultOutputCount(std::string_view type, size_t numInputs) {
   uint32_t d = lookupOp(type).defaultOutputs;
   return d == kOutputsPerInput ? static_cast<uint32_t>(numInputs) : d;
 }
 
-bool isCopy(const Node &n) { return opKind(n) == OpKind::Copy; }
-bool isTensorMove(const Node &n) { return n.type == "TensorMove"; }
+bool isCopy(const Node &n) {
+  return opKind(n) == OpKind::Copy;
+}
+bool isTensorMove(const Node &n) {
+  return n.type == "TensorMove";
+}
 bool isControlFlow(const Node &n) {
   OpKind k = opKind(n);
   return k == OpKind::If || k == OpKind::Case || k == OpKind::While;
 }
-bool holdsSubgraphs(const Node &n) { return opKind(n) == OpKind::Call || isControlFlow(n); }
-bool isVariableSource(const Node &n) { return opKind(n) == OpKind::Variable; }
-bool isWeightSource(const Node &n) { return opKind(n) == OpKind::Weight; }
+bool holdsSubgraphs(const Node &n) {
+  return opKind(n) == OpKind::Call || isControlFlow(n);
+}
+bool isVariableSource(const Node &n) {
+  return opKind(n) == OpKind::Variable;
+}
+bool isWeightSource(const Node &n) {
+  return opKind(n) == OpKind::Weight;
+}
 
 // Most nodes carry no attribute at all; the attribute-driven behaviour below
 // is skipped for them without building port keys (a hot path of every pass
 // and of the oracle on large graphs).
 
+/// The memory plan's precedence (semantics.md §1, as the oracle's plan
+/// binds): an output bound to a variable lives in the variable's buffer, and
+/// output 0 of a copy is a fresh buffer, whatever ref or view attribute the
+/// output also carries; only other outputs are refs or views.
+static bool boundBeforeAliasing(const Node &n, uint32_t out) {
+  if (!n.attrs.empty() && refVarSrcName(n, out))
+    return true;
+  return out == 0 && isCopy(n);
+}
+
 std::optional<uint32_t> refInput(const Node &n, uint32_t out) {
+  if (boundBeforeAliasing(n, out))
+    return std::nullopt;
   if (!n.attrs.empty() && n.attr(Node::portKey(true, out, "ref_input")))
     return portIndexAttr(n, out, "ref_input");
   return builtIn(lookupOp(n.type).refOutputs, n, out);
 }
 
 std::optional<uint32_t> viewInput(const Node &n, uint32_t out) {
+  if (boundBeforeAliasing(n, out))
+    return std::nullopt;
   const AttrValue *reuse =
       n.attrs.empty() ? nullptr : n.attr(Node::portKey(true, out, "reuse_input"));
   if (reuse) {
@@ -228,6 +265,8 @@ std::optional<uint64_t> outputBytes(const Node &n, uint32_t out) {
   return bytes;
 }
 
-std::span<const std::string_view> memoryAttributeKeys() { return kMemoryAttrs; }
+std::span<const std::string_view> memoryAttributeKeys() {
+  return kMemoryAttrs;
+}
 
 } // namespace graphvet

@@ -15,16 +15,16 @@
 namespace graphvet {
 
 enum class OpKind : uint8_t {
-  Ordinary,    ///< computes fresh outputs from its inputs (the default)
-  DataSource,  ///< Data family: user input in the root, parent input in a subgraph
-  Variable,    ///< Variable family: persistent buffer keyed by node name
-  Weight,      ///< Const family: immutable buffer
-  Copy,        ///< TensorMove family: copies input 0 into a fresh buffer
-  NetOutput,   ///< graph outputs (root) or subgraph results
-  Call,        ///< PartitionedCall family: transparent subgraph
-  If,          ///< two branches, then/else, chosen by input 0
-  Case,        ///< N branches chosen by input 0
-  While,       ///< cond + body, loop-carried in place
+  Ordinary,   ///< computes fresh outputs from its inputs (the default)
+  DataSource, ///< Data family: user input in the root, parent input in a subgraph
+  Variable,   ///< Variable family: persistent buffer keyed by node name
+  Weight,     ///< Const family: immutable buffer
+  Copy,       ///< TensorMove family: copies input 0 into a fresh buffer
+  NetOutput,  ///< graph outputs (root) or subgraph results
+  Call,       ///< PartitionedCall family: transparent subgraph
+  If,         ///< two branches, then/else, chosen by input 0
+  Case,       ///< N branches chosen by input 0
+  While,      ///< cond + body, loop-carried in place
 };
 
 /// Output-to-input aliasing built into an op type.
@@ -55,15 +55,18 @@ OpKind opKind(const Node &n);
 /// Default output count of a node of this type with `numInputs` inputs.
 uint32_t defaultOutputCount(std::string_view type, size_t numInputs);
 
-bool isCopy(const Node &n);          ///< TensorMove, Identity, MemcpyAsync
-bool isTensorMove(const Node &n);    ///< exactly TensorMove
-bool isControlFlow(const Node &n);   ///< If, Case, While and their variants
-bool holdsSubgraphs(const Node &n);  ///< Call or control flow
+bool isCopy(const Node &n);         ///< TensorMove, Identity, MemcpyAsync
+bool isTensorMove(const Node &n);   ///< exactly TensorMove
+bool isControlFlow(const Node &n);  ///< If, Case, While and their variants
+bool holdsSubgraphs(const Node &n); ///< Call or control flow
 bool isVariableSource(const Node &n);
 bool isWeightSource(const Node &n);
 
 /// Input whose buffer output `out` is written in place (`outK.ref_input`, or
-/// the op's built-in ref output); nullopt when the output is not a ref.
+/// the op's built-in ref output); nullopt when the output is not a ref. The
+/// memory plan's precedence applies to this and viewInput: an output bound
+/// to a variable (`ref_var_src_var_name`) and output 0 of a copy
+/// (TensorMove, Identity, MemcpyAsync) are never refs or views.
 std::optional<uint32_t> refInput(const Node &n, uint32_t out);
 /// Input whose buffer output `out` views without writing
 /// (`outK.reuse_input = true` with `outK.reuse_input_index`, default 0, or the

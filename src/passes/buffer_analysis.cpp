@@ -170,6 +170,18 @@ SourceTrace traceSource(const Module &m, const ModuleIndex &index, GraphId g, Ou
       t.kind = SourceKind::VariableRef;
       return t;
     }
+    // A ref or view output shares its input's buffer even on a node that
+    // holds subgraphs: the memory plan binds it before a call's or a
+    // branch's result (semantics.md §1; found by libFuzzer, issue 21).
+    if (auto in = aliasedInput(n, port.index)) {
+      if (refInput(n, port.index))
+        t.refOnPath = true;
+      if (!n.inputs[*in])
+        return fail("input " + std::to_string(*in) + " of " + n.name + " (aliased by its output " +
+                    std::to_string(port.index) + ") is not connected");
+      port = *n.inputs[*in];
+      continue;
+    }
     if (kind == OpKind::Call) {
       if (n.subgraphs.empty())
         return fail(n.name + " holds no subgraph");
@@ -191,15 +203,6 @@ SourceTrace traceSource(const Module &m, const ModuleIndex &index, GraphId g, Ou
       t.kind = SourceKind::ControlFlow;
       t.controlFlow = {gid, port.node};
       return t;
-    }
-    if (auto in = aliasedInput(n, port.index)) {
-      if (refInput(n, port.index))
-        t.refOnPath = true;
-      if (!n.inputs[*in])
-        return fail("input " + std::to_string(*in) + " of " + n.name + " (aliased by its output " +
-                    std::to_string(port.index) + ") is not connected");
-      port = *n.inputs[*in];
-      continue;
     }
     t.kind = SourceKind::Ordinary;
     return t;

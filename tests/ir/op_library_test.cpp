@@ -62,6 +62,32 @@ TEST(OpLibrary, RefOutputsBuiltInAndByAttribute) {
   EXPECT_EQ(refInput(makeNode("Assign", 0), 0), std::nullopt) << "built-in needs input 0";
 }
 
+// Issue 21 (libFuzzer): the memory plan's precedence -- a variable binding,
+// then a copy's fresh buffer, then ref and view attributes.
+TEST(OpLibrary, AVariableBindingOrACopyIsNeverARefOrAView) {
+  Node tm = makeNode("TensorMove", 1);
+  tm.attrs["out0.ref_input"] = AttrValue::ofInt(0);
+  EXPECT_EQ(refInput(tm, 0), std::nullopt) << "a copy's output 0 is a fresh buffer";
+  EXPECT_TRUE(refWrittenInputs(tm).empty());
+  tm.attrs.erase("out0.ref_input");
+  tm.attrs["out0.reuse_input"] = AttrValue::ofBool(true);
+  EXPECT_EQ(viewInput(tm, 0), std::nullopt);
+  EXPECT_EQ(aliasedInput(tm, 0), std::nullopt);
+
+  Node assign = makeNode("Assign", 2);
+  assign.attrs["out0.ref_var_src_var_name"] = AttrValue::ofString("v");
+  EXPECT_EQ(refInput(assign, 0), std::nullopt) << "the output lives in variable v";
+  EXPECT_TRUE(refWrittenInputs(assign).empty());
+  Node reshape = makeNode("Reshape", 2);
+  reshape.attrs["ref_var_src_var_name"] = AttrValue::ofString("v");
+  EXPECT_EQ(viewInput(reshape, 0), std::nullopt) << "the node-level binding too";
+
+  // A holder's ref attribute still aliases (it comes before the call's result).
+  Node call = makeNode("PartitionedCall", 1);
+  call.attrs["out0.ref_input"] = AttrValue::ofInt(0);
+  EXPECT_EQ(refInput(call, 0), 0u);
+}
+
 TEST(OpLibrary, ViewsBuiltInAndByAttribute) {
   Node reshape = makeNode("Reshape", 2);
   EXPECT_EQ(viewInput(reshape, 0), 0u);
