@@ -25,7 +25,7 @@ struct FuzzCmdOptions {
   std::optional<uint64_t> cases;
   uint64_t seed = 1;
   unsigned jobs = 1;
-  std::optional<std::string> passes;
+  PipelineCmdOptions pipeline;
   std::string outDir = "fuzz-out";
   std::string report;
   bool json = false;
@@ -36,7 +36,6 @@ struct FuzzCmdOptions {
   unsigned reduceBudget = 600;
   unsigned maxSteps = 18;
   bool missed = false;
-  bool conservative = false;
   std::string missedOut;
   unsigned missedExamples = 3;
   unsigned missedReduceBudget = 300;
@@ -53,16 +52,15 @@ std::string commandLine(const FuzzCmdOptions &c) {
   if (c.cases)
     out += fmt::format(" --cases {}", *c.cases);
   out += fmt::format(" --seed {} --jobs {}", c.seed, c.jobs);
-  if (c.passes)
-    out += " --passes " + *c.passes;
+  if (c.pipeline.passes)
+    out += " --passes " + *c.pipeline.passes;
+  out += pipelineReplayFlags(c.pipeline);
   if (c.z3)
     out += " --z3";
   if (c.arithmetics != 1)
     out += fmt::format(" --arithmetics {}", c.arithmetics);
   if (c.stopOnFirst)
     out += " --stop-on-first";
-  if (c.conservative)
-    out += " --tm-conservative";
   if (c.missed)
     out += " --missed";
   if (!c.missedOut.empty())
@@ -215,7 +213,6 @@ int runFuzz(const FuzzCmdOptions &cmd) {
   o.recipeShrinkBudget = cmd.shrinkBudget;
   o.reduceBudget = cmd.reduceBudget;
   o.gen.maxSteps = cmd.maxSteps;
-  o.pipeline.conservative = cmd.conservative;
   o.missed = cmd.missed || !cmd.missedOut.empty();
   o.missedOutDir = cmd.missedOut;
   o.missedExamplesPerRule = cmd.missedExamples;
@@ -223,7 +220,7 @@ int runFuzz(const FuzzCmdOptions &cmd) {
   o.missedStates = cmd.missedStates;
   o.missedArithmetics = cmd.missedArithmetics;
   o.check.arithmetics = cmd.arithmetics;
-  if (!applyPassList(cmd.passes, {}, "fuzz", o.pipeline, std::cerr))
+  if (!toPipelineOptions(cmd.pipeline, "fuzz", o.pipeline, std::cerr))
     return kExitBadInput;
 
   gStopRequested = false;
@@ -284,8 +281,7 @@ void registerFuzz(CLI::App &app, CommandContext &ctx) {
   sub->add_option("-j,--jobs", opts->jobs, "worker threads (case i runs on job i mod J)")
       ->check(CLI::Range(1u, 256u))
       ->capture_default_str();
-  sub->add_option("--passes", opts->passes,
-                  "comma-separated passes to run (default: the -O3 pipeline)");
+  addPipelineOptions(sub, opts->pipeline);
   sub->add_option("--out", opts->outDir, "directory for the shrunk findings")
       ->capture_default_str();
   sub->add_option("--report", opts->report, "write a self-contained HTML report");
@@ -304,8 +300,6 @@ void registerFuzz(CLI::App &app, CommandContext &ctx) {
                 "also try removing every TensorMove the pass kept (in sound cases) and count the "
                 "ones the oracle proves removable: missed optimizations, reported with recall; "
                 "they are figures, not findings");
-  sub->add_flag("--tm-conservative", opts->conservative,
-                "run tensor-move-delete with the reference design's narrower scope");
   sub->add_option("--missed-out", opts->missedOut,
                   "save reduced example graphs of missed optimizations here (implies --missed)");
   sub->add_option("--missed-examples", opts->missedExamples,

@@ -20,8 +20,7 @@ namespace {
 
 struct MissedCmdOptions {
   std::vector<std::string> files;
-  std::optional<std::string> passes;
-  bool conservative = false;
+  PipelineCmdOptions pipeline;
   bool json = false;
   uint64_t seed = 1;
   unsigned states = 8;      // as graphvet fuzz --missed-states: see props/campaign.h
@@ -123,14 +122,13 @@ int worse(int a, int b) {
 
 int runMissed(const MissedCmdOptions &cmd) {
   props::MissedOptions o;
-  o.pipeline.conservative = cmd.conservative;
   o.check.seed = cmd.seed;
   o.check.numStates = cmd.states;
   o.check.arithmetics = cmd.arithmetics;
   o.check.z3TimeoutMs = cmd.z3TimeoutMs;
   o.check.useZ3 = !cmd.noZ3;
   o.maxCandidates = cmd.maxCandidates;
-  if (!applyPassList(cmd.passes, {}, "missed", o.pipeline, std::cerr))
+  if (!toPipelineOptions(cmd.pipeline, "missed", o.pipeline, std::cerr))
     return kExitBadInput;
   const bool several = cmd.files.size() > 1;
   int status = kExitOk;
@@ -173,10 +171,7 @@ void registerMissed(CLI::App &app, CommandContext &ctx) {
   CLI::App *sub = app.add_subcommand(
       "missed", "List the TensorMoves the pass kept that the oracle proves removable");
   sub->add_option("files", opts->files, "the .graph files to examine")->required();
-  sub->add_option("--passes", opts->passes,
-                  "comma-separated passes to run, in order (default: the -O3 pipeline)");
-  sub->add_flag("--tm-conservative", opts->conservative,
-                "run tensor-move-delete with the reference design's narrower scope");
+  addPipelineOptions(sub, opts->pipeline);
   sub->add_flag("--json", opts->json, "one JSON object per file on stdout");
   sub->add_option("--seed", opts->seed, "initial states of the oracle derive from this seed")
       ->capture_default_str();

@@ -25,9 +25,7 @@ namespace {
 struct ReduceCmdOptions {
   std::string file;
   std::string output;
-  std::optional<std::string> passes;
-  unsigned optLevel = 3;
-  std::vector<std::string> disabled;
+  PipelineCmdOptions pipeline;
   std::optional<std::string> kind;
   uint64_t seed = 1;
   unsigned states = 2;
@@ -46,10 +44,12 @@ int runReduce(const ReduceCmdOptions &cmd) {
   if (!m)
     return kExitBadInput;
   props::EvalOptions eo;
-  eo.pipeline.optLevel = cmd.optLevel;
-  eo.pipeline.disabled = cmd.disabled;
-  if (!applyPassList(cmd.passes, cmd.disabled, "reduce", eo.pipeline, std::cerr))
+  if (!toPipelineOptions(cmd.pipeline, "reduce", eo.pipeline, std::cerr))
     return kExitBadInput;
+  // As for check: the original sees the same option overrides as the
+  // pipeline (the permissions of semantics.md §4 come from its options), and
+  // so does the reduced graph written out.
+  writeOptionOverrides(*m, eo.pipeline);
   eo.check.seed = cmd.seed;
   eo.check.numStates = cmd.states;
   eo.check.arithmetics = cmd.arithmetics;
@@ -80,12 +80,9 @@ int runReduce(const ReduceCmdOptions &cmd) {
 
   props::Evaluation last = props::evaluate(r.module, eo);
   std::string shown = cmd.output.empty() || cmd.output == "-" ? "REDUCED.graph" : cmd.output;
-  std::string replay =
-      oracle::replayPassesCommand(shown, cmd.passes.value_or(""), cmd.seed, cmd.arithmetics);
-  if (cmd.optLevel != 3)
-    replay += " -O " + std::to_string(cmd.optLevel);
-  for (const std::string &d : cmd.disabled)
-    replay += " --disable-pass " + d;
+  std::string replay = oracle::replayPassesCommand(shown, cmd.pipeline.passes.value_or(""),
+                                                   cmd.seed, cmd.arithmetics) +
+                       pipelineReplayFlags(cmd.pipeline);
   if (cmd.noZ3)
     replay += " --no-z3";
   std::string header = fmt::format(
@@ -112,14 +109,7 @@ void registerReduce(CLI::App &app, CommandContext &ctx) {
       "reduce", "Shrink a failing graph while the same kind of violation persists");
   sub->add_option("file", opts->file, "the failing .graph file")->required();
   sub->add_option("-o,--output", opts->output, "where to write the reduced graph (default stdout)");
-  sub->add_option("--passes", opts->passes,
-                  "comma-separated passes to run, in order (overrides -O), as for check");
-  sub->add_option("-O,--opt-level", opts->optLevel, "optimization level 0..3")
-      ->check(CLI::Range(0u, kMaxOptLevel))
-      ->capture_default_str();
-  sub->add_option("--disable-pass", opts->disabled, "do not run this pass (repeatable)")
-      ->expected(1)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  addPipelineOptions(sub, opts->pipeline);
   sub->add_option("--kind", opts->kind,
                   "the violation kind to preserve (default: the first one found)");
   sub->add_option("--seed", opts->seed, "initial states derive from this seed, as for check")

@@ -6,6 +6,7 @@
 #include "passes/pass_manager.h"
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include <optional>
 #include <ostream>
@@ -37,6 +38,40 @@ bool writeOutput(const std::string &path, const std::string &text, std::ostream 
 
 /// True when stderr is a terminal (progress display).
 bool stderrIsTerminal();
+
+/// The pass options of every subcommand that runs the pipeline (opt, check,
+/// fuzz, missed, reduce): one spelling, one help text, one order.
+struct PipelineCmdOptions {
+  std::optional<std::string> passes; ///< --passes LIST
+  unsigned optLevel = 3;             ///< -O/--opt-level N
+  std::vector<std::string> disabled; ///< --disable-pass NAME (repeatable)
+  std::vector<std::string> options;  ///< --option KEY=VALUE (repeatable)
+  bool tmConservative = false;       ///< --tm-conservative
+};
+
+/// Adds --passes, -O/--opt-level, --disable-pass, --option and
+/// --tm-conservative to `sub`, in this order.
+void addPipelineOptions(CLI::App *sub, PipelineCmdOptions &opts);
+
+/// True when any pass option differs from its default.
+bool anyPipelineOption(const PipelineCmdOptions &opts);
+
+/// Builds `pipeline` (level, pass list, disabled passes, option overrides,
+/// conservative mode) from the options. On a malformed --option or an
+/// unknown pass name prints "graphvet COMMAND: error: ..." to `err` and
+/// returns false.
+bool toPipelineOptions(const PipelineCmdOptions &opts, std::string_view command,
+                       PipelineOptions &pipeline, std::ostream &err);
+
+/// The pass options other than --passes as they must appear in a replay
+/// command: " -O N" (when not 3), " --disable-pass P"..., " --option 'K=V'"...,
+/// " --tm-conservative".
+std::string pipelineReplayFlags(const PipelineCmdOptions &opts);
+
+/// The pipeline's decision counts as `opt --stats --json` prints them: the
+/// tensor-move-delete counters first, in the documented order
+/// (tensor_moves, deleted, kept, ctrl_edges_added), then any other counter.
+nlohmann::ordered_json pipelineStatsJson(const PipelineResult &result);
 
 /// Applies `--passes a,b,...` (names trimmed, empty items dropped) to
 /// `pipeline.passes` and checks that every listed and every disabled name is

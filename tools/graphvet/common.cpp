@@ -1,4 +1,5 @@
-// Helpers shared by the subcommands: loading graph files, writing output.
+// Helpers shared by the subcommands: loading graph files, writing output, the
+// pass options every subcommand that runs the pipeline spells alike.
 #include "ir/parser.h"
 #include "tools/graphvet/commands.h"
 
@@ -51,6 +52,69 @@ bool stderrIsTerminal() {
 void addArithmeticsOption(CLI::App *sub, const std::string &name, unsigned &value,
                           const std::string &help) {
   sub->add_option(name, value, help)->check(CLI::Range(1u, 16u))->capture_default_str();
+}
+
+void addPipelineOptions(CLI::App *sub, PipelineCmdOptions &opts) {
+  const std::string group = "Pass options";
+  sub->add_option("--passes", opts.passes,
+                  "comma-separated passes to run, in order (overrides -O; default: the -O3 "
+                  "pipeline)")
+      ->group(group);
+  sub->add_option("-O,--opt-level", opts.optLevel,
+                  "optimization level: run the passes of level N and below")
+      ->check(CLI::Range(0u, kMaxOptLevel))
+      ->capture_default_str()
+      ->group(group);
+  sub->add_option("--disable-pass", opts.disabled, "do not run this pass (repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->group(group);
+  sub->add_option("--option", opts.options,
+                  "set a compile option KEY=VALUE over the graph's options block (repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->group(group);
+  sub->add_flag("--tm-conservative", opts.tmConservative,
+                "tensor-move-delete decides like the reference design: every soundness fix, no "
+                "extension")
+      ->group(group);
+}
+
+nlohmann::ordered_json pipelineStatsJson(const PipelineResult &result) {
+  nlohmann::ordered_json j;
+  for (const char *key : {"tensor_moves", "deleted", "kept", "ctrl_edges_added"})
+    j[key] = 0;
+  for (const auto &[pass, stats] : result.stats)
+    for (const auto &[key, value] : stats.counters)
+      j[key] = value;
+  return j;
+}
+
+bool anyPipelineOption(const PipelineCmdOptions &opts) {
+  return opts.passes || opts.optLevel != PipelineOptions{}.optLevel || !opts.disabled.empty() ||
+         !opts.options.empty() || opts.tmConservative;
+}
+
+bool toPipelineOptions(const PipelineCmdOptions &opts, std::string_view command,
+                       PipelineOptions &pipeline, std::ostream &err) {
+  pipeline.optLevel = opts.optLevel;
+  pipeline.disabled = opts.disabled;
+  pipeline.conservative = opts.tmConservative;
+  return applyOptionOverrides(opts.options, command, pipeline, err) &&
+         applyPassList(opts.passes, opts.disabled, command, pipeline, err);
+}
+
+std::string pipelineReplayFlags(const PipelineCmdOptions &opts) {
+  std::string out;
+  if (opts.optLevel != PipelineOptions{}.optLevel)
+    out += " -O " + std::to_string(opts.optLevel);
+  for (const std::string &d : opts.disabled)
+    out += " --disable-pass " + d;
+  for (const std::string &o : opts.options)
+    out += " --option '" + o + "'";
+  if (opts.tmConservative)
+    out += " --tm-conservative";
+  return out;
 }
 
 bool applyOptionOverrides(const std::vector<std::string> &items, std::string_view command,
