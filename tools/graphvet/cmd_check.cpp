@@ -180,17 +180,15 @@ void registerCheck(CLI::App &app, CommandContext &ctx) {
   sub->add_option("--pair", opts->pair, "check ORIGINAL OPTIMIZED instead of running passes")
       ->expected(2);
   addPipelineOptions(sub, opts->pipeline);
-  sub->add_option("--seed", opts->seed, "initial states derive from this seed")
-      ->capture_default_str();
-  sub->add_option("--states", opts->states, "seeded initial states per experiment")
-      ->check(CLI::Range(1u, 1000u))
-      ->capture_default_str();
+  addIntOption(sub, "--seed", opts->seed, 0, kMaxSeed, "initial states derive from this seed");
+  addIntOption(sub, "--states", opts->states, 1, kMaxStates,
+               "seeded initial states per experiment");
   addArithmeticsOption(sub, "--arithmetics", opts->arithmetics,
                        "variants of the placeholder arithmetic of ops without semantics, each on "
                        "every state (a sound change is sound under every one; 1: the documented "
                        "mix)");
-  sub->add_option("--z3-timeout", opts->z3TimeoutMs, "total Z3 budget per check, in ms")
-      ->capture_default_str();
+  addIntOption(sub, "--z3-timeout", opts->z3TimeoutMs, 1, kMaxZ3TimeoutMs,
+               "total Z3 budget per check, in ms");
   sub->add_flag("--no-z3", opts->noZ3, "decide races by reachability only (no proof)");
   sub->add_flag(
       "--json", opts->json,

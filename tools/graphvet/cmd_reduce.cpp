@@ -112,15 +112,14 @@ void registerReduce(CLI::App &app, CommandContext &ctx) {
   addPipelineOptions(sub, opts->pipeline);
   sub->add_option("--kind", opts->kind,
                   "the violation kind to preserve (default: the first one found)");
-  sub->add_option("--seed", opts->seed, "initial states derive from this seed, as for check")
-      ->capture_default_str();
-  sub->add_option("--states", opts->states, "seeded initial states per experiment")
-      ->check(CLI::Range(1u, 1000u))
-      ->capture_default_str();
+  addIntOption(sub, "--seed", opts->seed, 0, kMaxSeed,
+               "initial states derive from this seed, as for check");
+  addIntOption(sub, "--states", opts->states, 1, kMaxStates,
+               "seeded initial states per experiment");
   addArithmeticsOption(sub, "--arithmetics", opts->arithmetics,
                        "variants of the placeholder arithmetic, each on every state, as for check");
   sub->add_flag("--no-z3", opts->noZ3, "decide races by reachability only (faster)");
-  sub->add_option("--budget", opts->budget, "interestingness tests at most")->capture_default_str();
+  addIntOption(sub, "--budget", opts->budget, 0, kMaxBudget, "interestingness tests at most");
   sub->footer("Exit status: 0 reduced to a fixpoint, 1 stopped early by the budget or a "
               "signal (the best graph so far is written), 2 bad input or nothing to reduce.");
   sub->callback([opts, &ctx] { ctx.status = runReduce(*opts); });

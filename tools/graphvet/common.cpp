@@ -1,8 +1,11 @@
 // Helpers shared by the subcommands: loading graph files, writing output, the
-// pass options every subcommand that runs the pipeline spells alike.
+// pass options and the numeric options every subcommand spells alike.
 #include "ir/parser.h"
 #include "tools/graphvet/commands.h"
 
+#include <fmt/format.h>
+
+#include <charconv>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -49,9 +52,97 @@ bool stderrIsTerminal() {
   return isatty(STDERR_FILENO) != 0;
 }
 
+namespace {
+
+/// "--jobs" for "-j,--jobs": the name an error message shows.
+std::string longName(const std::string &names) {
+  std::string first;
+  std::stringstream items(names);
+  for (std::string item; std::getline(items, item, ',');) {
+    if (first.empty())
+      first = item;
+    if (item.rfind("--", 0) == 0)
+      return item;
+  }
+  return first;
+}
+
+/// The offending value as the message quotes it: a very long one is cut.
+std::string quotedValue(const std::string &text) {
+  constexpr size_t kMaxShown = 40;
+  return text.size() <= kMaxShown ? text : text.substr(0, kMaxShown) + "...";
+}
+
+[[noreturn]] void throwBadValue(const CLI::App *sub, const std::string &option,
+                                const std::string &expects, const std::string &text) {
+  throw CommandLineError(fmt::format("graphvet {}: error: {} expects {}, got '{}'", sub->get_name(),
+                                     option, expects, quotedValue(text)));
+}
+
+std::optional<uint64_t> parseInteger(std::string_view text, uint64_t lo, uint64_t hi) {
+  uint64_t value = 0;
+  const char *end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (ec != std::errc() || ptr != end || value < lo || value > hi)
+    return std::nullopt;
+  return value;
+}
+
+std::optional<double> parseNumber(std::string_view text, double lo, double hi) {
+  double value = 0;
+  const char *end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, value, std::chars_format::general);
+  // The negated test also rejects NaN.
+  if (ec != std::errc() || ptr != end || !(value >= lo && value <= hi))
+    return std::nullopt;
+  return value;
+}
+
+} // namespace
+
+CLI::Option *addIntOption(CLI::App *sub, const std::string &name, uint64_t lo, uint64_t hi,
+                          std::function<void(uint64_t)> store, const std::string &defaultShown,
+                          const std::string &help) {
+  std::string range = fmt::format("{}..{}", lo, hi);
+  CLI::Option *opt = sub->add_option_function<std::string>(
+      name,
+      [sub, option = longName(name), range, lo, hi,
+       store = std::move(store)](const std::string &text) {
+        std::optional<uint64_t> value = parseInteger(text, lo, hi);
+        if (!value)
+          throwBadValue(sub, option, "an integer in " + range, text);
+        store(*value);
+      },
+      help);
+  opt->type_name("INT in " + range);
+  if (!defaultShown.empty())
+    opt->default_str(defaultShown);
+  return opt;
+}
+
+CLI::Option *addNumberOption(CLI::App *sub, const std::string &name, double lo, double hi,
+                             std::function<void(double)> store, const std::string &defaultShown,
+                             const std::string &help) {
+  std::string range = fmt::format("{}..{}", lo, hi);
+  CLI::Option *opt = sub->add_option_function<std::string>(
+      name,
+      [sub, option = longName(name), range, lo, hi,
+       store = std::move(store)](const std::string &text) {
+        std::optional<double> value = parseNumber(text, lo, hi);
+        if (!value)
+          throwBadValue(sub, option, "a number in " + range, text);
+        store(*value);
+      },
+      help);
+  opt->type_name("NUM in " + range);
+  if (!defaultShown.empty())
+    opt->default_str(defaultShown);
+  return opt;
+}
+
 void addArithmeticsOption(CLI::App *sub, const std::string &name, unsigned &value,
                           const std::string &help) {
-  sub->add_option(name, value, help)->check(CLI::Range(1u, 16u))->capture_default_str();
+  addIntOption(sub, name, value, 1, kMaxArithmetics, help);
 }
 
 void addPipelineOptions(CLI::App *sub, PipelineCmdOptions &opts) {
@@ -60,10 +151,8 @@ void addPipelineOptions(CLI::App *sub, PipelineCmdOptions &opts) {
                   "comma-separated passes to run, in order (overrides -O; default: the -O3 "
                   "pipeline)")
       ->group(group);
-  sub->add_option("-O,--opt-level", opts.optLevel,
-                  "optimization level: run the passes of level N and below")
-      ->check(CLI::Range(0u, kMaxOptLevel))
-      ->capture_default_str()
+  addIntOption(sub, "-O,--opt-level", opts.optLevel, 0, kMaxOptLevel,
+               "optimization level: run the passes of level N and below")
       ->group(group);
   sub->add_option("--disable-pass", opts.disabled, "do not run this pass (repeatable)")
       ->expected(1)
