@@ -75,7 +75,7 @@ void countRun(const Evaluation &e, CampaignStats &stats) {
 }
 
 EvalOptions caseEvalOptions(const CampaignOptions &opts, uint64_t seed) {
-  EvalOptions eo{opts.pipeline, opts.check};
+  EvalOptions eo{opts.pipeline, opts.check, opts.overridesReachOriginal};
   eo.check.seed = seed;
   return eo;
 }
@@ -125,6 +125,9 @@ void countMissed(const CampaignOptions &opts, uint64_t index, const Module &orig
 std::optional<Failure> runCase(const CampaignOptions &opts, uint64_t index, CampaignStats &stats) {
   uint64_t seed = caseSeed(opts.seed, index);
   Module m = generateModule(seed, opts.gen);
+  // The original sees the option overrides, as in graphvet check --option.
+  if (opts.overridesReachOriginal)
+    writeOptionOverrides(m, opts.pipeline);
   // Feature coverage is sampled (every kFeatureSample-th case): it costs as
   // much as building the graph.
   if (index % kFeatureSample == 0)
@@ -159,8 +162,12 @@ Interesting interestingFor(const CampaignOptions &opts, const std::string &kind,
   if (kind == "invalid-original") {
     oracle::CheckOptions co = opts.check;
     co.seed = seed;
-    return [co](const Module &m) {
-      return oracle::checkOriginal(m, co).verdict == oracle::Verdict::Invalid;
+    return [co, pipeline = opts.pipeline, reach = opts.overridesReachOriginal](const Module &m) {
+      if (!reach || pipeline.optionOverrides.empty())
+        return oracle::checkOriginal(m, co).verdict == oracle::Verdict::Invalid;
+      Module overridden = m;
+      writeOptionOverrides(overridden, pipeline);
+      return oracle::checkOriginal(overridden, co).verdict == oracle::Verdict::Invalid;
     };
   }
   return failsWithKind(caseEvalOptions(opts, seed), kind);
@@ -174,6 +181,8 @@ std::string pipelineFlags(const PipelineOptions &p) {
     out += " --disable-pass " + d;
   for (const auto &[k, v] : p.optionOverrides)
     out += " --option '" + k + "=" + v + "'";
+  if (p.conservative)
+    out += " --tm-conservative";
   return out;
 }
 
@@ -205,7 +214,10 @@ Finding shrinkFailure(const CampaignOptions &opts, const Failure &f) {
   out.result = e.result;
   out.rules = f.kind == "invalid-original" ? "none" : joinRules(deletionRules(e.pipeline));
   if (f.kind == "invalid-original") {
-    out.result = oracle::checkOriginal(final, eo.check);
+    Module overridden = final;
+    if (opts.overridesReachOriginal)
+      writeOptionOverrides(overridden, opts.pipeline);
+    out.result = oracle::checkOriginal(overridden, eo.check);
   } else if (opts.confirmWithZ3 && !(opts.stop && opts.stop->load())) {
     EvalOptions z3 = eo;
     z3.check.useZ3 = true;
@@ -303,8 +315,7 @@ MissedExample makeMissedExample(const CampaignOptions &opts, const CampaignStats
   MissedReport r = findMissed(reduced, mo);
   const MissedItem *item = removableItem(r);
   std::string passes = passesFlag(opts.pipeline);
-  std::string flags = (passes.empty() ? "" : " --passes " + passes) +
-                      (opts.pipeline.conservative ? " --tm-conservative" : "");
+  std::string flags = (passes.empty() ? "" : " --passes " + passes) + pipelineFlags(opts.pipeline);
   std::string text;
   if (item) {
     ex.node = item->node;
@@ -325,7 +336,7 @@ MissedExample makeMissedExample(const CampaignOptions &opts, const CampaignStats
   }
   text += fmt::format("# seed: {} (redraw the unreduced case: graphvet fuzz --seed {} --cases 1 "
                       "--missed{})\n",
-                      ex.seed, ex.seed, opts.pipeline.conservative ? " --tm-conservative" : "");
+                      ex.seed, ex.seed, flags);
   text += fmt::format("# reduced: {} -> {} nodes\n", ex.nodesBefore, ex.nodesAfter);
   // The oracle's initial states derive from the case seed: replay with it.
   if (opts.missedArithmetics != CampaignOptions{}.missedArithmetics)

@@ -34,6 +34,10 @@ struct CampaignOptions {
   std::optional<double> seconds;
   unsigned jobs = 1;
   PipelineOptions pipeline;
+  /// As EvalOptions::overridesReachOriginal: the generated originals get the
+  /// pipeline's option overrides too, as `graphvet check --option` (the
+  /// findings' replay command) applies them. false only to inject faults.
+  bool overridesReachOriginal = true;
   GenOptions gen;
   /// Oracle settings for every case. The campaign default is the fast path
   /// (useZ3 = false, exact reachability-based race analysis); each finding is

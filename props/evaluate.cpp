@@ -8,6 +8,15 @@
 namespace graphvet::props {
 
 Evaluation evaluate(const Module &original, const EvalOptions &opts) {
+  // As graphvet check: the original sees the pipeline's option overrides
+  // (semantics.md §4 takes the permissions from the original's options).
+  if (opts.overridesReachOriginal && !opts.pipeline.optionOverrides.empty()) {
+    Module overridden = original;
+    writeOptionOverrides(overridden, opts.pipeline);
+    EvalOptions plain = opts;
+    plain.pipeline.optionOverrides.clear(); // already written
+    return evaluate(overridden, plain);
+  }
   Evaluation e{original, {}, {}};
   e.pipeline = runPipeline(e.optimized, opts.pipeline);
   e.result = oracle::checkRefinement(original, e.optimized, opts.check);

@@ -15,6 +15,11 @@ namespace graphvet::props {
 struct EvalOptions {
   PipelineOptions pipeline;
   oracle::CheckOptions check;
+  /// The pipeline's option overrides apply to the original too, as in
+  /// `graphvet check --option` (semantics.md §4 takes the permissions from the
+  /// original's options). false: only the pass sees them, a fault injection
+  /// for tests (the pass is granted what the oracle does not allow).
+  bool overridesReachOriginal = true;
 };
 
 struct Evaluation {
@@ -25,7 +30,8 @@ struct Evaluation {
 
 /// Runs the pipeline on a copy of `original` and checks refinement. A pass
 /// that breaks the verifier still yields a module, which the oracle reports
-/// as `malformed`.
+/// as `malformed`. The pipeline's option overrides apply to the original
+/// too (EvalOptions::overridesReachOriginal).
 Evaluation evaluate(const Module &original, const EvalOptions &opts);
 
 /// True when the result is a violation with a violation of `kind`.

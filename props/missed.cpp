@@ -328,6 +328,14 @@ MissedReport findMissedIn(const Module &original, const Module &optimized,
 }
 
 MissedReport findMissed(const Module &original, const MissedOptions &opts) {
+  // As graphvet check: the original sees the pipeline's option overrides.
+  if (!opts.pipeline.optionOverrides.empty()) {
+    Module overridden = original;
+    writeOptionOverrides(overridden, opts.pipeline);
+    MissedOptions plain = opts;
+    plain.pipeline.optionOverrides.clear(); // already written
+    return findMissed(overridden, plain);
+  }
   Module optimized = original;
   PipelineResult p;
   try {

@@ -107,7 +107,8 @@ struct MissedReport {
 };
 
 /// Runs the pipeline on a copy of `original` (with remarks) and tries every
-/// kept TensorMove. Deterministic; never throws.
+/// kept TensorMove. The pipeline's option overrides apply to the original
+/// too, as in `graphvet check --option`. Deterministic; never throws.
 MissedReport findMissed(const Module &original, const MissedOptions &opts);
 
 /// The same, given what the pipeline already made of `original` (the

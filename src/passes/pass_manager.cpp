@@ -70,6 +70,13 @@ const PassInfo *findPass(std::string_view name) {
   return nullptr;
 }
 
+void writeOptionOverrides(Module &m, const PipelineOptions &opts) {
+  for (const auto &[key, value] : opts.optionOverrides) {
+    m.options[key] = value;
+    m.optionLocs.erase(key); // the value no longer comes from the file
+  }
+}
+
 PipelineResult runPipeline(Module &m, const PipelineOptions &opts) {
   PipelineResult result;
   if (opts.optLevel > kMaxOptLevel)
@@ -104,10 +111,7 @@ PipelineResult runPipeline(Module &m, const PipelineOptions &opts) {
     result.ok = false;
     return result;
   }
-  for (const auto &[key, value] : opts.optionOverrides) {
-    m.options[key] = value;
-    m.optionLocs.erase(key); // the value no longer comes from the file
-  }
+  writeOptionOverrides(m, opts);
   PassContext ctx{opts, result.remarks, result.warnings};
   for (const PassInfo *p : pipeline) {
     result.stats[std::string(p->name)] = p->run(m, ctx);

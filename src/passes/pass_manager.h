@@ -61,6 +61,11 @@ std::span<const PassInfo> allPasses();
 /// The row for `name`, or nullptr.
 const PassInfo *findPass(std::string_view name);
 
+/// Writes the option overrides into `m.options`, as runPipeline does on the
+/// module it optimizes. A checker applies them to the original too: the
+/// permissions of semantics.md §4 come from the original's options.
+void writeOptionOverrides(Module &m, const PipelineOptions &opts);
+
 /// Applies the option overrides to `m.options` (so the printed module replays
 /// the run), assembles the pipeline and runs it. Stops at the first pass after
 /// which the verifier fails; an unknown pass name or level runs nothing.

@@ -93,11 +93,13 @@ TEST(Campaign, StopFlagEndsTheCampaignCleanly) {
 
 TEST(Campaign, StopOnFirstFailureStopsEarlyAndTimesTheFirstFailure) {
   // The override grants reuse of caller memory to the pass only (the oracle
-  // judges by the original's options), so the first copy of a user input the
-  // pass deletes is a violation: a dependable failure without a pass bug.
+  // judges by the original's options, which do not get it here), so the first
+  // copy of a user input the pass deletes is a violation: a dependable failure
+  // without a pass bug.
   CampaignOptions o = smallCampaign(1);
   o.cases = 400;
   o.pipeline.optionOverrides[std::string(kInputReuseMemIndexes)] = "0,1,2,3,4,5,6,7";
+  o.overridesReachOriginal = false;
   CampaignResult all = runCampaign(o);
   ASSERT_GT(all.stats.violations, 1u);
   ASSERT_TRUE(all.firstFailureCase);
@@ -123,6 +125,33 @@ TEST(Campaign, StopOnFirstFailureChangesNothingWithoutFailures) {
   EXPECT_EQ(plain.stats.cases, stopping.stats.cases);
   EXPECT_EQ(plain.stats.violations, stopping.stats.violations);
   EXPECT_EQ(plain.firstFailureCase.has_value(), plain.stats.violations + plain.stats.invalid > 0);
+}
+
+TEST(Evaluate, OptionOverridesApplyToTheOriginalAsInCheck) {
+  // The grant lets the pass delete tm, so that w writes input 0 in place: sound
+  // only against an original that has the same grant (graphvet check --option).
+  ParseResult parsed = parseModule(R"(
+options {
+  ge.exec.outputReuseInputMemIndexes = "0,1"
+}
+graph root {
+  x = Data() {index = 0}
+  y = Data() {index = 1}
+  tm = TensorMove(x)
+  w = Assign(tm, y)
+  out = NetOutput(w)
+}
+)");
+  ASSERT_TRUE(parsed.module);
+  EvalOptions eo;
+  EXPECT_EQ(
+      evaluate(*parsed.module, eo).pipeline.stats.at("tensor-move-delete").counters.at("deleted"),
+      0);
+  eo.pipeline.optionOverrides["ge.exec.inputReuseMemIndexes"] = "0";
+  Evaluation e = evaluate(*parsed.module, eo);
+  EXPECT_EQ(e.pipeline.stats.at("tensor-move-delete").counters.at("deleted"), 1);
+  EXPECT_EQ(e.result.verdict, oracle::Verdict::Sound) << oracle::formatResult(e.result);
+  EXPECT_EQ(e.optimized.options.at("ge.exec.inputReuseMemIndexes"), "0");
 }
 
 TEST(Campaign, ShapeSignatureIgnoresNames) {

@@ -752,6 +752,29 @@ TEST(Missed, DeterministicOnGeneratedGraphs) {
   }
 }
 
+TEST(Missed, OptionOverridesApplyToTheOriginalAsInCheck) {
+  // With the grant the pass deletes tm and w writes input 0 in place: the
+  // pass output is sound only against an original with the same grant.
+  Module m = parseText(R"(
+options {
+  ge.exec.outputReuseInputMemIndexes = "0,1"
+}
+graph root {
+  x = Data() {index = 0}
+  y = Data() {index = 1}
+  tm = TensorMove(x)
+  w = Assign(tm, y)
+  out = NetOutput(w)
+}
+)");
+  MissedOptions o = exactOptions();
+  o.pipeline.optionOverrides["ge.exec.inputReuseMemIndexes"] = "0";
+  MissedReport r = findMissed(m, o);
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.deleted, 1u);
+  EXPECT_EQ(r.passVerdict, oracle::Verdict::Sound) << r.passViolation;
+}
+
 TEST(Missed, CampaignCountsAreIndependentOfJobs) {
   CampaignOptions o;
   o.cases = 60;

@@ -6,6 +6,7 @@
 #include "props/perf_harness.h"
 #include "tools/graphvet/commands.h"
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -175,9 +176,9 @@ void registerBench(CLI::App &app, CommandContext &ctx) {
   CLI::App *cmd = app.add_subcommand(
       "bench", "Measure TensorMoveDeletePass on a model-like graph (or, with --oracle, the "
                "harness's checks per second)");
-  cmd->add_option("--nodes", opts->nodes, "Nodes of the model-like graph")
-      ->check(CLI::Range(size_t{1}, size_t{100000000}));
-  cmd->add_option("--seed", opts->seed, "Seed of the model (with --oracle: of the first case)");
+  addIntOption(cmd, "--nodes", opts->nodes, 1, 100000000, "Nodes of the model-like graph");
+  addIntOption(cmd, "--seed", opts->seed, 0, kMaxSeed,
+               "Seed of the model (with --oracle: of the first case)");
   CLI::Option *naive =
       cmd->add_flag("--naive", opts->naive,
                     "Time the naive variant (whole-graph reachability per TensorMove and per "
@@ -186,18 +187,17 @@ void registerBench(CLI::App &app, CommandContext &ctx) {
                 "Also run the naive variant on the same graph and report the ratio and "
                 "whether both decide alike")
       ->excludes(naive);
-  cmd->add_option("--naive-budget", opts->naiveBudget,
-                  "Seconds the naive variant may take with --compare before it is stopped")
-      ->check(CLI::Range(0.001, 86400.0));
-  cmd->add_option("--repeat", opts->repeat,
-                  "Run the pass this many times (on fresh copies of the model) and report the "
-                  "median")
-      ->check(CLI::Range(1u, 1000u));
+  addNumberOption(
+      cmd, "--naive-budget", 0.001, 86400, [opts](double s) { opts->naiveBudget = s; },
+      fmt::format("{}", opts->naiveBudget),
+      "Seconds the naive variant may take with --compare before it is stopped");
+  addIntOption(cmd, "--repeat", opts->repeat, 1, 1000,
+               "Run the pass this many times (on fresh copies of the model) and report the "
+               "median");
   cmd->add_flag("--json", opts->json, "Print one JSON object");
   cmd->add_flag("--oracle", opts->oracle,
                 "Measure checks per second: generate + pass + refinement check");
-  cmd->add_option("--cases", opts->cases, "Cases for --oracle")
-      ->check(CLI::Range(uint64_t{1}, uint64_t{100000000}));
+  addIntOption(cmd, "--cases", opts->cases, 1, 100000000, "Cases for --oracle");
   cmd->add_flag("--z3", opts->z3, "With --oracle: prove race freedom with Z3 (slower)");
   cmd->callback(
       [opts, &ctx] { ctx.status = opts->oracle ? runOracleBench(*opts) : runPassBench(*opts); });

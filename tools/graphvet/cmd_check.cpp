@@ -23,10 +23,7 @@ namespace {
 struct CheckCmdOptions {
   std::vector<std::string> files;
   std::vector<std::string> pair;
-  std::optional<std::string> passes;
-  unsigned optLevel = 3;
-  std::vector<std::string> disabled;
-  std::vector<std::string> options;
+  PipelineCmdOptions pipeline;
   uint64_t seed = 1;
   unsigned states = 2;
   unsigned arithmetics = 1;
@@ -82,9 +79,15 @@ nlohmann::ordered_json resultJson(const oracle::CheckResult &r, const std::strin
   return j;
 }
 
-void print(const oracle::CheckResult &r, const std::string &file, bool json) {
+/// With `pipeline` (FILE mode), --json also gives its decision counts, as
+/// `opt --stats --json` does.
+void print(const oracle::CheckResult &r, const std::string &file, bool json,
+           const PipelineResult *pipeline = nullptr) {
   if (json) {
-    std::cout << resultJson(r, file).dump() << "\n";
+    nlohmann::ordered_json j = resultJson(r, file);
+    if (pipeline)
+      j["pipeline"] = pipelineStatsJson(*pipeline);
+    std::cout << j.dump() << "\n";
   } else {
     if (!file.empty())
       std::cout << file << ": ";
@@ -101,18 +104,6 @@ oracle::CheckOptions checkOptions(const CheckCmdOptions &opts) {
   co.z3TimeoutMs = opts.z3TimeoutMs;
   co.useZ3 = !opts.noZ3;
   return co;
-}
-
-/// The flags that change the pipeline, as they must appear in a replay.
-std::string pipelineFlags(const CheckCmdOptions &opts) {
-  std::string out;
-  if (opts.optLevel != 3)
-    out += " -O " + std::to_string(opts.optLevel);
-  for (const std::string &d : opts.disabled)
-    out += " --disable-pass " + d;
-  for (const std::string &o : opts.options)
-    out += " --option '" + o + "'";
-  return out;
 }
 
 int checkPair(const CheckCmdOptions &opts) {
@@ -135,11 +126,7 @@ int checkPair(const CheckCmdOptions &opts) {
 
 int checkFiles(const CheckCmdOptions &opts) {
   PipelineOptions pipeline;
-  pipeline.optLevel = opts.optLevel;
-  pipeline.disabled = opts.disabled;
-  if (!applyOptionOverrides(opts.options, "check", pipeline, std::cerr))
-    return kExitBadInput;
-  if (!applyPassList(opts.passes, opts.disabled, "check", pipeline, std::cerr))
+  if (!toPipelineOptions(opts.pipeline, "check", pipeline, std::cerr))
     return kExitBadInput;
   const bool several = opts.files.size() > 1;
   int status = kExitOk;
@@ -151,8 +138,7 @@ int checkFiles(const CheckCmdOptions &opts) {
     }
     // The original sees the same option overrides as the pipeline: the
     // permissions of semantics.md §4 come from the original's options.
-    for (const auto &[k, v] : pipeline.optionOverrides)
-      original->options[k] = v;
+    writeOptionOverrides(*original, pipeline);
     Module optimized = *original;
     PipelineResult pr = runPipeline(optimized, pipeline);
     std::string shown = file == "-" ? "<stdin>" : file;
@@ -168,10 +154,10 @@ int checkFiles(const CheckCmdOptions &opts) {
     // reports it as `malformed`.
     oracle::CheckResult r = oracle::checkRefinement(*original, optimized, checkOptions(opts));
     props::checkReservedNodesKept(*original, optimized, r);
-    r.replay =
-        oracle::replayPassesCommand(file, opts.passes.value_or(""), opts.seed, opts.arithmetics) +
-        pipelineFlags(opts);
-    print(r, several ? shown : "", opts.json);
+    r.replay = oracle::replayPassesCommand(file, opts.pipeline.passes.value_or(""), opts.seed,
+                                           opts.arithmetics) +
+               pipelineReplayFlags(opts.pipeline);
+    print(r, several ? shown : "", opts.json, &pr);
     status = worse(status, exitFor(r.verdict));
   }
   return status;
@@ -179,8 +165,9 @@ int checkFiles(const CheckCmdOptions &opts) {
 
 int runCheck(const CheckCmdOptions &opts) {
   if (!opts.pair.empty()) {
-    if (!opts.files.empty() || opts.passes) {
-      std::cerr << "graphvet check: error: --pair takes exactly two files and no --passes\n";
+    if (!opts.files.empty() || anyPipelineOption(opts.pipeline)) {
+      std::cerr << "graphvet check: error: --pair takes exactly two files and no pass options "
+                   "(--passes, -O, --disable-pass, --option, --tm-conservative)\n";
       return kExitBadInput;
     }
     return checkPair(opts);
@@ -201,31 +188,20 @@ void registerCheck(CLI::App &app, CommandContext &ctx) {
   sub->add_option("files", opts->files, "the .graph files to optimize and check");
   sub->add_option("--pair", opts->pair, "check ORIGINAL OPTIMIZED instead of running passes")
       ->expected(2);
-  sub->add_option("--passes", opts->passes,
-                  "comma-separated passes to run, in order (overrides -O)");
-  sub->add_option("-O,--opt-level", opts->optLevel, "optimization level 0..3")
-      ->check(CLI::Range(0u, kMaxOptLevel))
-      ->capture_default_str();
-  sub->add_option("--disable-pass", opts->disabled, "do not run this pass (repeatable)")
-      ->expected(1)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  sub->add_option("--option", opts->options,
-                  "set a compile option KEY=VALUE over the file's options block (repeatable)")
-      ->expected(1)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  sub->add_option("--seed", opts->seed, "initial states derive from this seed")
-      ->capture_default_str();
-  sub->add_option("--states", opts->states, "seeded initial states per experiment")
-      ->check(CLI::Range(1u, 1000u))
-      ->capture_default_str();
+  addPipelineOptions(sub, opts->pipeline);
+  addIntOption(sub, "--seed", opts->seed, 0, kMaxSeed, "initial states derive from this seed");
+  addIntOption(sub, "--states", opts->states, 1, kMaxStates,
+               "seeded initial states per experiment");
   addArithmeticsOption(sub, "--arithmetics", opts->arithmetics,
                        "variants of the placeholder arithmetic of ops without semantics, each on "
                        "every state (a sound change is sound under every one; 1: the documented "
                        "mix)");
-  sub->add_option("--z3-timeout", opts->z3TimeoutMs, "total Z3 budget per check, in ms")
-      ->capture_default_str();
+  addIntOption(sub, "--z3-timeout", opts->z3TimeoutMs, 1, kMaxZ3TimeoutMs,
+               "total Z3 budget per check, in ms");
   sub->add_flag("--no-z3", opts->noZ3, "decide races by reachability only (no proof)");
-  sub->add_flag("--json", opts->json, "one JSON object per checked graph on stdout");
+  sub->add_flag(
+      "--json", opts->json,
+      "one JSON object per checked graph on stdout (with the pipeline's decision counts)");
   sub->footer("Exit status: 0 sound, 1 violation, 2 invalid input (unparsable, malformed, "
               "cyclic or racy original), 3 inconclusive (a budget ran out).");
   sub->callback([opts, &ctx] { ctx.status = runCheck(*opts); });

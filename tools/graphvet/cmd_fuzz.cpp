@@ -25,7 +25,7 @@ struct FuzzCmdOptions {
   std::optional<uint64_t> cases;
   uint64_t seed = 1;
   unsigned jobs = 1;
-  std::optional<std::string> passes;
+  PipelineCmdOptions pipeline;
   std::string outDir = "fuzz-out";
   std::string report;
   bool json = false;
@@ -36,7 +36,6 @@ struct FuzzCmdOptions {
   unsigned reduceBudget = 600;
   unsigned maxSteps = 18;
   bool missed = false;
-  bool conservative = false;
   std::string missedOut;
   unsigned missedExamples = 3;
   unsigned missedReduceBudget = 300;
@@ -44,6 +43,12 @@ struct FuzzCmdOptions {
   unsigned missedArithmetics = 8;
   unsigned arithmetics = 1;
 };
+
+// The ranges of the campaign's size options.
+constexpr double kMinSeconds = 0.001;
+constexpr double kMaxSeconds = 604800; // one week
+constexpr uint64_t kMaxCases = 1000000000;
+constexpr uint64_t kMaxJobs = 256;
 
 /// The campaign's settings as a command line (shown in the report).
 std::string commandLine(const FuzzCmdOptions &c) {
@@ -53,16 +58,15 @@ std::string commandLine(const FuzzCmdOptions &c) {
   if (c.cases)
     out += fmt::format(" --cases {}", *c.cases);
   out += fmt::format(" --seed {} --jobs {}", c.seed, c.jobs);
-  if (c.passes)
-    out += " --passes " + *c.passes;
+  if (c.pipeline.passes)
+    out += " --passes " + *c.pipeline.passes;
+  out += pipelineReplayFlags(c.pipeline);
   if (c.z3)
     out += " --z3";
   if (c.arithmetics != 1)
     out += fmt::format(" --arithmetics {}", c.arithmetics);
   if (c.stopOnFirst)
     out += " --stop-on-first";
-  if (c.conservative)
-    out += " --tm-conservative";
   if (c.missed)
     out += " --missed";
   if (!c.missedOut.empty())
@@ -215,7 +219,6 @@ int runFuzz(const FuzzCmdOptions &cmd) {
   o.recipeShrinkBudget = cmd.shrinkBudget;
   o.reduceBudget = cmd.reduceBudget;
   o.gen.maxSteps = cmd.maxSteps;
-  o.pipeline.conservative = cmd.conservative;
   o.missed = cmd.missed || !cmd.missedOut.empty();
   o.missedOutDir = cmd.missedOut;
   o.missedExamplesPerRule = cmd.missedExamples;
@@ -223,7 +226,7 @@ int runFuzz(const FuzzCmdOptions &cmd) {
   o.missedStates = cmd.missedStates;
   o.missedArithmetics = cmd.missedArithmetics;
   o.check.arithmetics = cmd.arithmetics;
-  if (!applyPassList(cmd.passes, {}, "fuzz", o.pipeline, std::cerr))
+  if (!toPipelineOptions(cmd.pipeline, "fuzz", o.pipeline, std::cerr))
     return kExitBadInput;
 
   gStopRequested = false;
@@ -275,17 +278,16 @@ void registerFuzz(CLI::App &app, CommandContext &ctx) {
   auto opts = std::make_shared<FuzzCmdOptions>();
   CLI::App *sub = app.add_subcommand(
       "fuzz", "Run a fuzz campaign: generated graphs, the pass pipeline, the oracle");
-  auto *time = sub->add_option("--time", opts->seconds, "stop after SEC seconds of fuzzing")
-                   ->check(CLI::PositiveNumber);
-  auto *cases = sub->add_option("--cases", opts->cases, "run exactly N cases (seeds S..S+N-1)")
-                    ->check(CLI::PositiveNumber);
+  CLI::Option *time = addNumberOption(
+      sub, "--time", kMinSeconds, kMaxSeconds, [opts](double s) { opts->seconds = s; }, "",
+      "stop after SEC seconds of fuzzing");
+  CLI::Option *cases = addIntOption(sub, "--cases", opts->cases, 1, kMaxCases,
+                                    "run exactly N cases (seeds S..S+N-1)");
   time->excludes(cases);
-  sub->add_option("--seed", opts->seed, "case i uses seed S+i")->capture_default_str();
-  sub->add_option("-j,--jobs", opts->jobs, "worker threads (case i runs on job i mod J)")
-      ->check(CLI::Range(1u, 256u))
-      ->capture_default_str();
-  sub->add_option("--passes", opts->passes,
-                  "comma-separated passes to run (default: the -O3 pipeline)");
+  addIntOption(sub, "--seed", opts->seed, 0, kMaxSeed, "case i uses seed S+i");
+  addIntOption(sub, "-j,--jobs", opts->jobs, 1, kMaxJobs,
+               "worker threads (case i runs on job i mod J)");
+  addPipelineOptions(sub, opts->pipeline);
   sub->add_option("--out", opts->outDir, "directory for the shrunk findings")
       ->capture_default_str();
   sub->add_option("--report", opts->report, "write a self-contained HTML report");
@@ -296,39 +298,30 @@ void registerFuzz(CLI::App &app, CommandContext &ctx) {
   sub->add_flag("--no-confirm", opts->noConfirm, "do not re-check findings with Z3");
   sub->add_flag("--stop-on-first", opts->stopOnFirst,
                 "stop drawing cases after the first failing case (it is still shrunk and saved)");
-  sub->add_option("--shrink-budget", opts->shrinkBudget, "recipe shrink steps tried per finding")
-      ->capture_default_str();
-  sub->add_option("--reduce-budget", opts->reduceBudget, "IR reduction evaluations per finding")
-      ->capture_default_str();
+  addIntOption(sub, "--shrink-budget", opts->shrinkBudget, 0, kMaxBudget,
+               "recipe shrink steps tried per finding");
+  addIntOption(sub, "--reduce-budget", opts->reduceBudget, 0, kMaxBudget,
+               "IR reduction evaluations per finding");
   sub->add_flag("--missed", opts->missed,
                 "also try removing every TensorMove the pass kept (in sound cases) and count the "
                 "ones the oracle proves removable: missed optimizations, reported with recall; "
                 "they are figures, not findings");
-  sub->add_flag("--tm-conservative", opts->conservative,
-                "run tensor-move-delete with the reference design's narrower scope");
   sub->add_option("--missed-out", opts->missedOut,
                   "save reduced example graphs of missed optimizations here (implies --missed)");
-  sub->add_option("--missed-examples", opts->missedExamples,
-                  "examples saved per rule tag with --missed-out")
-      ->check(CLI::Range(1u, 100u))
-      ->capture_default_str();
-  sub->add_option("--missed-reduce-budget", opts->missedReduceBudget,
-                  "reduction evaluations per saved example (0: save unreduced)")
-      ->capture_default_str();
-  sub->add_option("--missed-states", opts->missedStates,
-                  "seeded initial states per missed-optimization check (a removal holds in "
-                  "all of them)")
-      ->check(CLI::Range(1u, 1000u))
-      ->capture_default_str();
+  addIntOption(sub, "--missed-examples", opts->missedExamples, 1, 100,
+               "examples saved per rule tag with --missed-out");
+  addIntOption(sub, "--missed-reduce-budget", opts->missedReduceBudget, 0, kMaxBudget,
+               "reduction evaluations per saved example (0: save unreduced)");
+  addIntOption(sub, "--missed-states", opts->missedStates, 1, kMaxStates,
+               "seeded initial states per missed-optimization check (a removal holds in "
+               "all of them)");
   addArithmeticsOption(sub, "--missed-arithmetics", opts->missedArithmetics,
                        "variants of the placeholder arithmetic per missed-optimization check (a "
                        "removal holds under all of them)");
   addArithmeticsOption(sub, "--arithmetics", opts->arithmetics,
                        "variants of the placeholder arithmetic per soundness check, each on every "
                        "state (1: the documented mix)");
-  sub->add_option("--max-steps", opts->maxSteps, "construction steps of the root graph")
-      ->check(CLI::Range(3u, 200u))
-      ->capture_default_str();
+  addIntOption(sub, "--max-steps", opts->maxSteps, 3, 200, "construction steps of the root graph");
   sub->footer("Without --time or --cases: 1000 cases. SIGINT/SIGTERM stop the campaign; every "
               "finding is shrunk as far as time allows and saved. Exit status: 0 nothing "
               "found, 1 findings, 2 bad command line or unwritable output.");

@@ -20,8 +20,7 @@ namespace {
 
 struct MissedCmdOptions {
   std::vector<std::string> files;
-  std::optional<std::string> passes;
-  bool conservative = false;
+  PipelineCmdOptions pipeline;
   bool json = false;
   uint64_t seed = 1;
   unsigned states = 8;      // as graphvet fuzz --missed-states: see props/campaign.h
@@ -123,14 +122,13 @@ int worse(int a, int b) {
 
 int runMissed(const MissedCmdOptions &cmd) {
   props::MissedOptions o;
-  o.pipeline.conservative = cmd.conservative;
   o.check.seed = cmd.seed;
   o.check.numStates = cmd.states;
   o.check.arithmetics = cmd.arithmetics;
   o.check.z3TimeoutMs = cmd.z3TimeoutMs;
   o.check.useZ3 = !cmd.noZ3;
   o.maxCandidates = cmd.maxCandidates;
-  if (!applyPassList(cmd.passes, {}, "missed", o.pipeline, std::cerr))
+  if (!toPipelineOptions(cmd.pipeline, "missed", o.pipeline, std::cerr))
     return kExitBadInput;
   const bool several = cmd.files.size() > 1;
   int status = kExitOk;
@@ -173,25 +171,20 @@ void registerMissed(CLI::App &app, CommandContext &ctx) {
   CLI::App *sub = app.add_subcommand(
       "missed", "List the TensorMoves the pass kept that the oracle proves removable");
   sub->add_option("files", opts->files, "the .graph files to examine")->required();
-  sub->add_option("--passes", opts->passes,
-                  "comma-separated passes to run, in order (default: the -O3 pipeline)");
-  sub->add_flag("--tm-conservative", opts->conservative,
-                "run tensor-move-delete with the reference design's narrower scope");
+  addPipelineOptions(sub, opts->pipeline);
   sub->add_flag("--json", opts->json, "one JSON object per file on stdout");
-  sub->add_option("--seed", opts->seed, "initial states of the oracle derive from this seed")
-      ->capture_default_str();
-  sub->add_option("--states", opts->states, "seeded initial states per experiment")
-      ->check(CLI::Range(1u, 1000u))
-      ->capture_default_str();
+  addIntOption(sub, "--seed", opts->seed, 0, kMaxSeed,
+               "initial states of the oracle derive from this seed");
+  addIntOption(sub, "--states", opts->states, 1, kMaxStates,
+               "seeded initial states per experiment");
   addArithmeticsOption(sub, "--arithmetics", opts->arithmetics,
                        "variants of the placeholder arithmetic of ops without semantics, each on "
                        "every state: a removal is claimed only when it holds under all of them");
-  sub->add_option("--z3-timeout", opts->z3TimeoutMs, "total Z3 budget per check, in ms")
-      ->capture_default_str();
+  addIntOption(sub, "--z3-timeout", opts->z3TimeoutMs, 1, kMaxZ3TimeoutMs,
+               "total Z3 budget per check, in ms");
   sub->add_flag("--no-z3", opts->noZ3, "decide races by reachability only (no proof)");
-  sub->add_option("--max-candidates", opts->maxCandidates, "kept copies tried per file at most")
-      ->check(CLI::Range(1u, 100000u))
-      ->capture_default_str();
+  addIntOption(sub, "--max-candidates", opts->maxCandidates, 1, 100000,
+               "kept copies tried per file at most");
   sub->footer(
       "Each kept TensorMove is removed alone from the pass's output: its consumers read the "
       "copy's input, its orderings are carried over, and reader-before-writer control edges are "

@@ -20,17 +20,13 @@ namespace {
 
 struct OptOptions {
   std::string file;
-  std::optional<std::string> passes;
-  unsigned optLevel = 3;
-  std::vector<std::string> disabled;
-  std::vector<std::string> options;
+  PipelineCmdOptions pipeline;
   bool verifyEach = true;
   std::string output;
   bool remarks = false;
   bool stats = false;
   bool json = false;
   bool splitInputFile = false;
-  bool tmConservative = false;
 };
 
 constexpr std::string_view kSplitMarker = "# -----";
@@ -88,17 +84,6 @@ std::string formatRemark(const std::string &file, const Remark &r) {
   return out + ": remark: " + r.message + " [" + r.pass + ":" + r.rule + "]";
 }
 
-/// The tensor-move-delete counters first, in the documented order.
-nlohmann::ordered_json statsJson(const PipelineResult &result) {
-  nlohmann::ordered_json j;
-  for (const char *key : {"tensor_moves", "deleted", "kept", "ctrl_edges_added"})
-    j[key] = 0;
-  for (const auto &[pass, stats] : result.stats)
-    for (const auto &[key, value] : stats.counters)
-      j[key] = value;
-  return j;
-}
-
 std::string statsText(const PipelineResult &result) {
   std::string out;
   for (const auto &[pass, stats] : result.stats) {
@@ -147,7 +132,7 @@ ChunkOutcome runChunk(const OptOptions &opts, const PipelineOptions &pipeline,
   if (opts.stats && !opts.json)
     std::cerr << statsText(result);
   if (opts.json) {
-    nlohmann::ordered_json j = statsJson(result);
+    nlohmann::ordered_json j = pipelineStatsJson(result);
     if (opts.remarks) {
       nlohmann::ordered_json list = nlohmann::ordered_json::array();
       for (const Remark &r : result.remarks)
@@ -169,14 +154,9 @@ ChunkOutcome runChunk(const OptOptions &opts, const PipelineOptions &pipeline,
 
 int runOpt(const OptOptions &opts) {
   PipelineOptions pipeline;
-  pipeline.optLevel = opts.optLevel;
-  pipeline.disabled = opts.disabled;
   pipeline.verifyEach = opts.verifyEach;
-  pipeline.conservative = opts.tmConservative;
-  if (!applyOptionOverrides(opts.options, "opt", pipeline, std::cerr))
-    return kExitBadInput;
   // Reject unknown pass names before touching the input.
-  if (!applyPassList(opts.passes, opts.disabled, "opt", pipeline, std::cerr))
+  if (!toPipelineOptions(opts.pipeline, "opt", pipeline, std::cerr))
     return kExitBadInput;
 
   auto text = readInput(opts.file, std::cerr);
@@ -232,18 +212,7 @@ void registerOpt(CLI::App &app, CommandContext &ctx) {
   CLI::App *sub = app.add_subcommand(
       "opt", "Run the pass pipeline on a .graph file and print the optimized graph");
   sub->add_option("file", opts->file, "the .graph file ('-' for stdin)")->required();
-  sub->add_option("--passes", opts->passes,
-                  "comma-separated passes to run, in order (overrides -O)");
-  sub->add_option("-O,--opt-level", opts->optLevel, "optimization level 0..3")
-      ->check(CLI::Range(0u, kMaxOptLevel))
-      ->capture_default_str();
-  sub->add_option("--disable-pass", opts->disabled, "do not run this pass (repeatable)")
-      ->expected(1)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  sub->add_option("--option", opts->options,
-                  "set a compile option KEY=VALUE over the file's options block (repeatable)")
-      ->expected(1)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  addPipelineOptions(sub, opts->pipeline);
   sub->add_flag("--verify-each,!--no-verify", opts->verifyEach,
                 "run the structural verifier after every pass (default: on)");
   sub->add_option("-o,--output", opts->output, "write the optimized graph here (default: stdout)");
@@ -256,9 +225,6 @@ void registerOpt(CLI::App &app, CommandContext &ctx) {
   sub->add_flag("--split-input-file", opts->splitInputFile,
                 "run each chunk separated by a `# -----` line on its own; outputs are "
                 "separated the same way");
-  sub->add_flag("--tm-conservative", opts->tmConservative,
-                "tensor-move-delete decides like the reference design (every soundness fix, "
-                "no extension)");
   sub->footer(passTable());
   sub->callback([opts, &ctx] { ctx.status = runOpt(*opts); });
 }

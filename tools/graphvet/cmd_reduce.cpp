@@ -25,9 +25,7 @@ namespace {
 struct ReduceCmdOptions {
   std::string file;
   std::string output;
-  std::optional<std::string> passes;
-  unsigned optLevel = 3;
-  std::vector<std::string> disabled;
+  PipelineCmdOptions pipeline;
   std::optional<std::string> kind;
   uint64_t seed = 1;
   unsigned states = 2;
@@ -46,10 +44,12 @@ int runReduce(const ReduceCmdOptions &cmd) {
   if (!m)
     return kExitBadInput;
   props::EvalOptions eo;
-  eo.pipeline.optLevel = cmd.optLevel;
-  eo.pipeline.disabled = cmd.disabled;
-  if (!applyPassList(cmd.passes, cmd.disabled, "reduce", eo.pipeline, std::cerr))
+  if (!toPipelineOptions(cmd.pipeline, "reduce", eo.pipeline, std::cerr))
     return kExitBadInput;
+  // As for check: the original sees the same option overrides as the
+  // pipeline (the permissions of semantics.md §4 come from its options), and
+  // so does the reduced graph written out.
+  writeOptionOverrides(*m, eo.pipeline);
   eo.check.seed = cmd.seed;
   eo.check.numStates = cmd.states;
   eo.check.arithmetics = cmd.arithmetics;
@@ -80,12 +80,9 @@ int runReduce(const ReduceCmdOptions &cmd) {
 
   props::Evaluation last = props::evaluate(r.module, eo);
   std::string shown = cmd.output.empty() || cmd.output == "-" ? "REDUCED.graph" : cmd.output;
-  std::string replay =
-      oracle::replayPassesCommand(shown, cmd.passes.value_or(""), cmd.seed, cmd.arithmetics);
-  if (cmd.optLevel != 3)
-    replay += " -O " + std::to_string(cmd.optLevel);
-  for (const std::string &d : cmd.disabled)
-    replay += " --disable-pass " + d;
+  std::string replay = oracle::replayPassesCommand(shown, cmd.pipeline.passes.value_or(""),
+                                                   cmd.seed, cmd.arithmetics) +
+                       pipelineReplayFlags(cmd.pipeline);
   if (cmd.noZ3)
     replay += " --no-z3";
   std::string header = fmt::format(
@@ -112,25 +109,17 @@ void registerReduce(CLI::App &app, CommandContext &ctx) {
       "reduce", "Shrink a failing graph while the same kind of violation persists");
   sub->add_option("file", opts->file, "the failing .graph file")->required();
   sub->add_option("-o,--output", opts->output, "where to write the reduced graph (default stdout)");
-  sub->add_option("--passes", opts->passes,
-                  "comma-separated passes to run, in order (overrides -O), as for check");
-  sub->add_option("-O,--opt-level", opts->optLevel, "optimization level 0..3")
-      ->check(CLI::Range(0u, kMaxOptLevel))
-      ->capture_default_str();
-  sub->add_option("--disable-pass", opts->disabled, "do not run this pass (repeatable)")
-      ->expected(1)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  addPipelineOptions(sub, opts->pipeline);
   sub->add_option("--kind", opts->kind,
                   "the violation kind to preserve (default: the first one found)");
-  sub->add_option("--seed", opts->seed, "initial states derive from this seed, as for check")
-      ->capture_default_str();
-  sub->add_option("--states", opts->states, "seeded initial states per experiment")
-      ->check(CLI::Range(1u, 1000u))
-      ->capture_default_str();
+  addIntOption(sub, "--seed", opts->seed, 0, kMaxSeed,
+               "initial states derive from this seed, as for check");
+  addIntOption(sub, "--states", opts->states, 1, kMaxStates,
+               "seeded initial states per experiment");
   addArithmeticsOption(sub, "--arithmetics", opts->arithmetics,
                        "variants of the placeholder arithmetic, each on every state, as for check");
   sub->add_flag("--no-z3", opts->noZ3, "decide races by reachability only (faster)");
-  sub->add_option("--budget", opts->budget, "interestingness tests at most")->capture_default_str();
+  addIntOption(sub, "--budget", opts->budget, 0, kMaxBudget, "interestingness tests at most");
   sub->footer("Exit status: 0 reduced to a fixpoint, 1 stopped early by the budget or a "
               "signal (the best graph so far is written), 2 bad input or nothing to reduce.");
   sub->callback([opts, &ctx] { ctx.status = runReduce(*opts); });

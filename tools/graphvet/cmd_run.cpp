@@ -168,8 +168,8 @@ void registerRun(CLI::App &app, CommandContext &ctx) {
   CLI::App *sub = app.add_subcommand(
       "run", "Run a graph in the reference interpreter and print outputs, variables and inputs");
   sub->add_option("file", opts->file, "the .graph file ('-' for stdin)")->required();
-  sub->add_option("--seed", opts->seed, "seed of the initial state (and of --schedule random)")
-      ->capture_default_str();
+  addIntOption(sub, "--seed", opts->seed, 0, kMaxSeed,
+               "seed of the initial state (and of --schedule random)");
   sub->add_option("--schedule", opts->schedule,
                   "topo (reference order), random (seeded by --seed), or a comma-separated "
                   "list of node names (subgraph nodes as graph/node) run in that order")

@@ -6,11 +6,18 @@
 #include "passes/pass_manager.h"
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <limits>
 #include <optional>
 #include <ostream>
+#include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 namespace graphvet::cli {
@@ -42,6 +49,81 @@ bool writeOutput(const std::string &path, const std::string &text, std::ostream 
 /// True when stderr is a terminal (progress display).
 bool stderrIsTerminal();
 
+/// A bad value on the command line (a number out of its range): main prints
+/// what() as the one line on stderr and exits with kExitBadInput.
+class CommandLineError : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Adds an option NAME (e.g. "-j,--jobs") taking a whole decimal integer in
+/// lo..hi (the range is shown in --help, with the target's value as default).
+/// Anything else -- not a number, a sign, a fraction, out of range -- throws
+/// CommandLineError "graphvet COMMAND: error: --NAME expects an integer in
+/// LO..HI, got 'VALUE'" while parsing.
+CLI::Option *addIntOption(CLI::App *sub, const std::string &name, uint64_t lo, uint64_t hi,
+                          std::function<void(uint64_t)> store, const std::string &defaultShown,
+                          const std::string &help);
+
+template <class T>
+CLI::Option *addIntOption(CLI::App *sub, const std::string &name, T &target, uint64_t lo,
+                          uint64_t hi, const std::string &help) {
+  static_assert(std::is_integral_v<T> && std::is_unsigned_v<T>);
+  return addIntOption(
+      sub, name, lo, std::min<uint64_t>(hi, std::numeric_limits<T>::max()),
+      [&target](uint64_t v) { target = static_cast<T>(v); }, std::to_string(target), help);
+}
+
+template <class T>
+CLI::Option *addIntOption(CLI::App *sub, const std::string &name, std::optional<T> &target,
+                          uint64_t lo, uint64_t hi, const std::string &help) {
+  static_assert(std::is_integral_v<T> && std::is_unsigned_v<T>);
+  return addIntOption(
+      sub, name, lo, std::min<uint64_t>(hi, std::numeric_limits<T>::max()),
+      [&target](uint64_t v) { target = static_cast<T>(v); }, target ? std::to_string(*target) : "",
+      help);
+}
+
+/// The same for a decimal number (e.g. "0.5", "60", "1e3") in lo..hi:
+/// "... expects a number in LO..HI, got 'VALUE'".
+CLI::Option *addNumberOption(CLI::App *sub, const std::string &name, double lo, double hi,
+                             std::function<void(double)> store, const std::string &defaultShown,
+                             const std::string &help);
+
+/// The pass options of every subcommand that runs the pipeline (opt, check,
+/// fuzz, missed, reduce): one spelling, one help text, one order.
+struct PipelineCmdOptions {
+  std::optional<std::string> passes; ///< --passes LIST
+  unsigned optLevel = 3;             ///< -O/--opt-level N
+  std::vector<std::string> disabled; ///< --disable-pass NAME (repeatable)
+  std::vector<std::string> options;  ///< --option KEY=VALUE (repeatable)
+  bool tmConservative = false;       ///< --tm-conservative
+};
+
+/// Adds --passes, -O/--opt-level, --disable-pass, --option and
+/// --tm-conservative to `sub`, in this order.
+void addPipelineOptions(CLI::App *sub, PipelineCmdOptions &opts);
+
+/// True when any pass option differs from its default.
+bool anyPipelineOption(const PipelineCmdOptions &opts);
+
+/// Builds `pipeline` (level, pass list, disabled passes, option overrides,
+/// conservative mode) from the options. On a malformed --option or an
+/// unknown pass name prints "graphvet COMMAND: error: ..." to `err` and
+/// returns false.
+bool toPipelineOptions(const PipelineCmdOptions &opts, std::string_view command,
+                       PipelineOptions &pipeline, std::ostream &err);
+
+/// The pass options other than --passes as they must appear in a replay
+/// command: " -O N" (when not 3), " --disable-pass P"..., " --option 'K=V'"...,
+/// " --tm-conservative".
+std::string pipelineReplayFlags(const PipelineCmdOptions &opts);
+
+/// The pipeline's decision counts as `opt --stats --json` prints them: the
+/// tensor-move-delete counters first, in the documented order
+/// (tensor_moves, deleted, kept, ctrl_edges_added), then any other counter.
+nlohmann::ordered_json pipelineStatsJson(const PipelineResult &result);
+
 /// Applies `--passes a,b,...` (names trimmed, empty items dropped) to
 /// `pipeline.passes` and checks that every listed and every disabled name is
 /// a known pass. On an unknown name prints "graphvet COMMAND: error: unknown
@@ -55,6 +137,13 @@ bool applyPassList(const std::optional<std::string> &list, const std::vector<std
 /// `err` and returns false.
 bool applyOptionOverrides(const std::vector<std::string> &items, std::string_view command,
                           PipelineOptions &pipeline, std::ostream &err);
+
+/// Ranges shared by the options of the same meaning across subcommands.
+inline constexpr uint64_t kMaxSeed = std::numeric_limits<uint64_t>::max();
+inline constexpr uint64_t kMaxStates = 1000;         ///< --states, --missed-states
+inline constexpr uint64_t kMaxArithmetics = 16;      ///< --arithmetics, --missed-arithmetics
+inline constexpr uint64_t kMaxZ3TimeoutMs = 3600000; ///< --z3-timeout: one hour
+inline constexpr uint64_t kMaxBudget = 1000000;      ///< shrink / reduce budgets
 
 /// Adds `NAME N` (1..16, default shown): how many variants of the
 /// interpreter's placeholder arithmetic a check runs (oracle::CheckOptions::

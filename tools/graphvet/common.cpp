@@ -1,7 +1,11 @@
-// Helpers shared by the subcommands: loading graph files, writing output.
+// Helpers shared by the subcommands: loading graph files, writing output, the
+// pass options and the numeric options every subcommand spells alike.
 #include "ir/parser.h"
 #include "tools/graphvet/commands.h"
 
+#include <fmt/format.h>
+
+#include <charconv>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -54,9 +58,158 @@ bool stderrIsTerminal() {
   return isatty(STDERR_FILENO) != 0;
 }
 
+namespace {
+
+/// "--jobs" for "-j,--jobs": the name an error message shows.
+std::string longName(const std::string &names) {
+  std::string first;
+  std::stringstream items(names);
+  for (std::string item; std::getline(items, item, ',');) {
+    if (first.empty())
+      first = item;
+    if (item.rfind("--", 0) == 0)
+      return item;
+  }
+  return first;
+}
+
+/// The offending value as the message quotes it: a very long one is cut.
+std::string quotedValue(const std::string &text) {
+  constexpr size_t kMaxShown = 40;
+  return text.size() <= kMaxShown ? text : text.substr(0, kMaxShown) + "...";
+}
+
+[[noreturn]] void throwBadValue(const CLI::App *sub, const std::string &option,
+                                const std::string &expects, const std::string &text) {
+  throw CommandLineError(fmt::format("graphvet {}: error: {} expects {}, got '{}'", sub->get_name(),
+                                     option, expects, quotedValue(text)));
+}
+
+std::optional<uint64_t> parseInteger(std::string_view text, uint64_t lo, uint64_t hi) {
+  uint64_t value = 0;
+  const char *end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (ec != std::errc() || ptr != end || value < lo || value > hi)
+    return std::nullopt;
+  return value;
+}
+
+std::optional<double> parseNumber(std::string_view text, double lo, double hi) {
+  double value = 0;
+  const char *end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, value, std::chars_format::general);
+  // The negated test also rejects NaN.
+  if (ec != std::errc() || ptr != end || !(value >= lo && value <= hi))
+    return std::nullopt;
+  return value;
+}
+
+} // namespace
+
+CLI::Option *addIntOption(CLI::App *sub, const std::string &name, uint64_t lo, uint64_t hi,
+                          std::function<void(uint64_t)> store, const std::string &defaultShown,
+                          const std::string &help) {
+  std::string range = fmt::format("{}..{}", lo, hi);
+  CLI::Option *opt = sub->add_option_function<std::string>(
+      name,
+      [sub, option = longName(name), range, lo, hi,
+       store = std::move(store)](const std::string &text) {
+        std::optional<uint64_t> value = parseInteger(text, lo, hi);
+        if (!value)
+          throwBadValue(sub, option, "an integer in " + range, text);
+        store(*value);
+      },
+      help);
+  opt->type_name("INT in " + range);
+  if (!defaultShown.empty())
+    opt->default_str(defaultShown);
+  return opt;
+}
+
+CLI::Option *addNumberOption(CLI::App *sub, const std::string &name, double lo, double hi,
+                             std::function<void(double)> store, const std::string &defaultShown,
+                             const std::string &help) {
+  std::string range = fmt::format("{}..{}", lo, hi);
+  CLI::Option *opt = sub->add_option_function<std::string>(
+      name,
+      [sub, option = longName(name), range, lo, hi,
+       store = std::move(store)](const std::string &text) {
+        std::optional<double> value = parseNumber(text, lo, hi);
+        if (!value)
+          throwBadValue(sub, option, "a number in " + range, text);
+        store(*value);
+      },
+      help);
+  opt->type_name("NUM in " + range);
+  if (!defaultShown.empty())
+    opt->default_str(defaultShown);
+  return opt;
+}
+
 void addArithmeticsOption(CLI::App *sub, const std::string &name, unsigned &value,
                           const std::string &help) {
-  sub->add_option(name, value, help)->check(CLI::Range(1u, 16u))->capture_default_str();
+  addIntOption(sub, name, value, 1, kMaxArithmetics, help);
+}
+
+void addPipelineOptions(CLI::App *sub, PipelineCmdOptions &opts) {
+  const std::string group = "Pass options";
+  sub->add_option("--passes", opts.passes,
+                  "comma-separated passes to run, in order (overrides -O; default: the -O3 "
+                  "pipeline)")
+      ->group(group);
+  addIntOption(sub, "-O,--opt-level", opts.optLevel, 0, kMaxOptLevel,
+               "optimization level: run the passes of level N and below")
+      ->group(group);
+  sub->add_option("--disable-pass", opts.disabled, "do not run this pass (repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->group(group);
+  sub->add_option("--option", opts.options,
+                  "set a compile option KEY=VALUE over the graph's options block (repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->group(group);
+  sub->add_flag("--tm-conservative", opts.tmConservative,
+                "tensor-move-delete decides like the reference design: every soundness fix, no "
+                "extension")
+      ->group(group);
+}
+
+nlohmann::ordered_json pipelineStatsJson(const PipelineResult &result) {
+  nlohmann::ordered_json j;
+  for (const char *key : {"tensor_moves", "deleted", "kept", "ctrl_edges_added"})
+    j[key] = 0;
+  for (const auto &[pass, stats] : result.stats)
+    for (const auto &[key, value] : stats.counters)
+      j[key] = value;
+  return j;
+}
+
+bool anyPipelineOption(const PipelineCmdOptions &opts) {
+  return opts.passes || opts.optLevel != PipelineOptions{}.optLevel || !opts.disabled.empty() ||
+         !opts.options.empty() || opts.tmConservative;
+}
+
+bool toPipelineOptions(const PipelineCmdOptions &opts, std::string_view command,
+                       PipelineOptions &pipeline, std::ostream &err) {
+  pipeline.optLevel = opts.optLevel;
+  pipeline.disabled = opts.disabled;
+  pipeline.conservative = opts.tmConservative;
+  return applyOptionOverrides(opts.options, command, pipeline, err) &&
+         applyPassList(opts.passes, opts.disabled, command, pipeline, err);
+}
+
+std::string pipelineReplayFlags(const PipelineCmdOptions &opts) {
+  std::string out;
+  if (opts.optLevel != PipelineOptions{}.optLevel)
+    out += " -O " + std::to_string(opts.optLevel);
+  for (const std::string &d : opts.disabled)
+    out += " --disable-pass " + d;
+  for (const std::string &o : opts.options)
+    out += " --option '" + o + "'";
+  if (opts.tmConservative)
+    out += " --tm-conservative";
+  return out;
 }
 
 bool applyOptionOverrides(const std::vector<std::string> &items, std::string_view command,

@@ -22,6 +22,10 @@ int main(int argc, char **argv) {
   registerMissed(app, ctx);
   try {
     app.parse(argc, argv);
+  } catch (const CommandLineError &e) {
+    // A value out of its range: one line naming command, option, value, range.
+    std::cerr << e.what() << "\n";
+    return kExitBadInput;
   } catch (const CLI::ParseError &e) {
     int code = app.exit(e);
     // CLI11 returns 0 for --help/--version; every real usage error is bad input.
