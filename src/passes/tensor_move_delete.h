@@ -16,9 +16,9 @@ namespace graphvet {
 
 inline constexpr std::string_view kTensorMoveDeleteName = "tensor-move-delete";
 /// Module option selecting conservative mode ("true" / "false"); a pass
-/// option, so `--option tensor-move-delete.conservative=true` sets it too.
+/// option, so `--option tensor_move_delete.conservative=true` sets it too.
 inline constexpr std::string_view kTensorMoveDeleteConservativeOption =
-    "tensor-move-delete.conservative";
+    "tensor_move_delete.conservative";
 
 struct TensorMoveDeleteOptions {
   /// What the memory-reuse options grant for root Data sources (Rule 2).
@@ -48,7 +48,7 @@ struct TensorMoveDeleteOptions {
   /// The reference design's scope (with every soundness fix): only Rules
   /// 1-5 decide, no extension (`ext-*` tags) is tried. Set by
   /// `graphvet opt --tm-conservative`, PipelineOptions::conservative or the
-  /// module option `tensor-move-delete.conservative = "true"`. The default
+  /// module option `tensor_move_delete.conservative = "true"`. The default
   /// (false) also deletes copies the extensions prove redundant
   /// (docs/passes/tensor-move-delete.md, "Extensions").
   bool conservative = false;
