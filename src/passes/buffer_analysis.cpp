@@ -47,9 +47,16 @@ ModuleIndex::ModuleIndex(const Module &m) : graphs_(m.numGraphs()) {
         variablePorts_[n.name].push_back({gid, {id, 0}});
       }
       // (Most nodes carry no attribute at all: skip the per-output lookups.)
-      for (uint32_t k = 0; k < n.numOutputs && kind != OpKind::Variable && !n.attrs.empty(); ++k)
-        if (const std::string *v = refVarSrcName(n, k))
+      for (uint32_t k = 0; k < n.numOutputs && kind != OpKind::Variable && !n.attrs.empty(); ++k) {
+        const std::string *v = refVarSrcName(n, k);
+        if (v)
           variablePorts_[*v].push_back({gid, {id, k}});
+        if (isControlFlow(n) && (v || aliasedInput(n, k))) {
+          rebound_.insert({gid, id});
+          if (v)
+            reboundVariables_[*v].push_back({gid, {id, k}});
+        }
+      }
       if (kind == OpKind::NetOutput && per.netOutput == kNoNode) {
         per.netOutput = id;
         for (uint32_t k = 0; k < n.inputs.size(); ++k)
@@ -58,6 +65,11 @@ ModuleIndex::ModuleIndex(const Module &m) : graphs_(m.numGraphs()) {
       }
     }
   }
+}
+
+std::span<const PortRef> ModuleIndex::variableReboundBy(const std::string &name) const {
+  auto it = reboundVariables_.find(name);
+  return spanOf(it == reboundVariables_.end() ? nullptr : &it->second);
 }
 
 std::span<const NodeId> ModuleIndex::dataForParentInput(GraphId g, uint32_t i) const {
@@ -127,6 +139,14 @@ SourceTrace traceSource(const Module &m, const ModuleIndex &index, GraphId g, Ou
     const Node &n = graph.node(port.node);
     t.steps.push_back({gid, port});
     OpKind kind = opKind(n);
+    // Only output 0 of a Data, Variable or weight node is the input, the
+    // variable or the weight: any other output is a buffer of its own that
+    // nothing writes, which keeps what is written into it between runs
+    // (the memory plan; found by the generator's coverage, issue 21).
+    if ((kind == OpKind::DataSource || kind == OpKind::Variable || kind == OpKind::Weight) &&
+        port.index != 0)
+      return fail("output " + std::to_string(port.index) + " of " + n.name +
+                  " is a buffer of its own, not the node's input, variable or weight");
     switch (kind) {
     case OpKind::DataSource: {
       if (isRootGraph(m, gid)) {

@@ -59,6 +59,17 @@ public:
   /// Variable-family nodes so named (in any graph) and outputs with
   /// `ref_var_src_var_name = name` (graph order, then id order).
   std::span<const PortRef> variablePorts(const std::string &name) const;
+  /// A control-flow node with an output the memory plan binds elsewhere than
+  /// the pass's loop and branch rules assume (a variable by
+  /// ref_var_src_var_name, or an input by a ref or view attribute): a While
+  /// writes each iteration's result there. The pass leaves copies in or
+  /// around such a node to the design's rules alone, and counts the node a
+  /// writer of every variable it binds.
+  bool isRebound(GraphId g, NodeId n) const { return rebound_.count({g, n}) > 0; }
+  /// Whether some graph holds a rebound control-flow node.
+  bool anyRebound() const { return !rebound_.empty(); }
+  /// Rebound control-flow nodes binding an output to variable `name`.
+  std::span<const PortRef> variableReboundBy(const std::string &name) const;
 
 private:
   struct PerGraph {
@@ -69,6 +80,8 @@ private:
   std::vector<PerGraph> graphs_;
   std::map<uint32_t, std::vector<NodeId>> rootDataByIndex_;
   std::map<std::string, std::vector<PortRef>> variablePorts_;
+  std::set<std::pair<GraphId, NodeId>> rebound_;
+  std::map<std::string, std::vector<PortRef>> reboundVariables_;
 };
 
 /// What the buffer behind a traced port is, by its real source.

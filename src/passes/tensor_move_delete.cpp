@@ -343,6 +343,10 @@ private:
   /// `w` is a While in graph `g` with a cond and a body that does not
   /// scribble its inputs.
   bool plainLoopIn(NodeRef w, GraphId g) const;
+  /// The copy lies in or around a rebound control-flow node
+  /// (ModuleIndex::isRebound): inside one, its source or a step of its trace
+  /// is one or a variable one binds, or it feeds one.
+  bool touchesReboundControlFlow(NodeRef t, const Verdict &v) const;
   /// The inputs of the While `w` through which it takes the source's or the
   /// copy's memory (its loop variables bound to either).
   std::set<uint32_t> loopVariablesOf(NodeRef w, const BufferFacts &source,
@@ -621,7 +625,7 @@ Verdict TensorMoveDeleter::decide(NodeRef t) {
   // bytes: unconnectedOwnBuffer.)
   static const std::set<std::string, std::less<>> kFinal = {
       "malformed-tensor-move", "variable-bound-copy", "cyclic-graph", "tensor-desc-mismatch"};
-  if (kFinal.count(v.rule))
+  if (kFinal.count(v.rule) || touchesReboundControlFlow(t, v))
     return v;
   // The extensions see that a While copies its results into its loop
   // variables: a copy returned by a cond or body goes nowhere else.
@@ -630,6 +634,35 @@ Verdict TensorMoveDeleter::decide(NodeRef t) {
   if (auto ext = tryReadOnlyMemory(t, v))
     return *ext;
   return v;
+}
+
+bool TensorMoveDeleter::touchesReboundControlFlow(NodeRef t, const Verdict &v) const {
+  // The extensions' loop and branch reasoning assumes a While's output j is
+  // its input j and a call's or branch's output is its result; a rebound
+  // control-flow node (ModuleIndex::isRebound) breaks that. Such copies are
+  // left to the design's rules (found by the generator's coverage, issue 21).
+  if (!index_.anyRebound())
+    return false;
+  for (GraphId g = t.graph; g != kNoGraph && m_.graph(g).parentNode != kNoNode;
+       g = m_.graph(g).parentGraph)
+    if (index_.isRebound(m_.graph(g).parentGraph, m_.graph(g).parentNode))
+      return true;
+  const SourceTrace &trace = v.trace;
+  if (!trace.steps.empty()) {
+    const TraceStep &src = trace.steps.back();
+    const Node &srcNode = m_.graph(src.graph).node(src.port.node);
+    if (trace.kind == SourceKind::Variable && !index_.variableReboundBy(srcNode.name).empty())
+      return true;
+    if (trace.kind == SourceKind::VariableRef &&
+        !index_.variableReboundBy(*refVarSrcName(srcNode, src.port.index)).empty())
+      return true;
+    for (const TraceStep &s : trace.steps)
+      if (index_.isRebound(s.graph, s.port.node))
+        return true;
+  }
+  const Node &tm = m_.graph(t.graph).node(t.node);
+  return std::any_of(tm.consumers[0].begin(), tm.consumers[0].end(),
+                     [&](InPort c) { return index_.isRebound(t.graph, c.node); });
 }
 
 Verdict TensorMoveDeleter::decideByDesign(NodeRef t) {
@@ -653,6 +686,8 @@ Verdict TensorMoveDeleter::decideByDesign(NodeRef t) {
   }
   if (tm.inputs.size() != 1 || !tm.inputs[0])
     return keepFor("malformed-tensor-move", "it does not have exactly one connected input");
+  if (tm.numOutputs == 0)
+    return keepFor("malformed-tensor-move", "it has no output");
   for (uint32_t k = 1; k < tm.numOutputs; ++k)
     if (!tm.consumers[k].empty())
       return keepFor("malformed-tensor-move",
@@ -907,7 +942,8 @@ bool TensorMoveDeleter::readersIgnoreResize(NodeRef t, uint64_t copyBytes, uint6
         continue; // what it reads reaches nothing observed
       if (isCopy(n)) {
         // A copy reads its input 0 only and writes the common prefix.
-        if (c.index != 0 || n.inputs.size() != 1 || isInputMutable(n) || n.numOutputs == 0)
+        // (Output 1 on is computed from every input byte: issue 21.)
+        if (c.index != 0 || n.inputs.size() != 1 || isInputMutable(n) || n.numOutputs != 1)
           return false;
         for (uint32_t k = 0; k < n.numOutputs; ++k)
           if (auto b = outputBytes(n, k); !b || !fits(*b))
@@ -2674,6 +2710,10 @@ std::optional<Verdict> TensorMoveDeleter::checkVariableWriters(NodeRef t, Verdic
       for (const SlotRef &s : consumerSlots(m_, p))
         slots.push_back(s);
     BufferUses uses = exploreUses(m_, index_, slots, opts_.analysisBudget);
+    // A control-flow node binding an output to the variable writes it (a
+    // While writes each iteration's result there).
+    for (const PortRef &p : index_.variableReboundBy(var))
+      uses.writers.push_back({p.graph, p.port.node});
     cached = variableWriters_
                  .emplace(var, uses.overBudget ? std::nullopt
                                                : std::optional<std::vector<NodeRef>>(uses.writers))
