@@ -2,6 +2,8 @@
 // that replay from their files, deduplication signatures that ignore names,
 // the stop flag, and the two shrinkers (recipe and IR) driven by synthetic
 // interestingness tests so they are checked independently of any pass bug.
+#include "open_findings.h"
+
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
@@ -117,6 +119,7 @@ TEST(Campaign, StopOnFirstFailureStopsEarlyAndTimesTheFirstFailure) {
 TEST(Campaign, StopOnFirstFailureChangesNothingWithoutFailures) {
   CampaignOptions o = smallCampaign(1);
   o.cases = 40;
+  o.gen = testing::withoutOpenFindings(); // a campaign without failures
   CampaignResult plain = runCampaign(o);
   o.stopOnFirstFailure = true;
   CampaignResult stopping = runCampaign(o);
