@@ -376,6 +376,27 @@ const AttrValue *portAttr(const Node &n, uint32_t k, const char *attr) {
   return n.attrs.empty() ? nullptr : n.attr(Node::portKey(true, k, attr));
 }
 
+/// Is output k spelled a ref output (`outK.ref_input`, or built in)? A
+/// variable binding may still take precedence (the memory plan's order).
+bool refSpelled(const Node &n, uint32_t k) {
+  if (portAttr(n, k, "ref_input"))
+    return true;
+  for (const PortAlias &a : lookupOp(n.type).refOutputs)
+    if (a.output == k)
+      return true;
+  return false;
+}
+
+/// Is output k spelled a view (`outK.reuse_input = true`, or built in)?
+bool viewSpelled(const Node &n, uint32_t k) {
+  if (const AttrValue *r = portAttr(n, k, "reuse_input"))
+    return r->isBool() && r->asBool();
+  for (const PortAlias &a : lookupOp(n.type).viewOutputs)
+    if (a.output == k)
+      return true;
+  return false;
+}
+
 bool hasDuplicateInput(const Node &n) {
   std::set<OutPort> seen;
   for (const auto &in : n.inputs)
@@ -522,9 +543,10 @@ void irFeatures(const Module &m, FeatureSet &f) {
         }
         if (isCopy(n) && k == 0)
           set(isTensorMove(n) ? Feature::RefVarSrcOnTensorMove : Feature::RefVarSrcOnIdentity);
-        if (refInput(n, k))
+        // Spelled as a ref output or a view: the binding wins over both.
+        if (refSpelled(n, k))
           set(Feature::RefVarSrcOnRefWriter);
-        else if (viewInput(n, k))
+        else if (viewSpelled(n, k))
           set(Feature::RefVarSrcOnView);
         if (kind == OpKind::Call)
           set(Feature::RefVarSrcOnCall);
