@@ -68,8 +68,142 @@ enum class Feature : uint8_t {
   /// A written TensorMove of a view of an unconnected slot (`_`), or of a
   /// call body's Data whose slot in the call is unconnected.
   WrittenCopyOfUnconnected,
+
+  // The rows of docs/ir-coverage.md beyond the ones above: every degree of
+  // freedom the format and semantics.md allow. Names in featureName().
+  // Sources.
+  RootDataAippAnn,       ///< AippData / AnnData in the root
+  RootDataIndexGap,      ///< root user indexes are not 0..n-1 (one left out)
+  RootDataParentIndex,   ///< a root Data carrying `_parent_node_index` (ignored)
+  SourceSecondOutput,    ///< a Data/Variable/Const family node with output 1 used
+  SourceCtrlIn,          ///< a control edge into a source node
+  VariableInSubgraph,    ///< a Variable family node in a subgraph
+  VariableDeclaredTwice, ///< one variable name declared by nodes in two graphs
+  QuotedName,            ///< a node name that must be quoted
+  WeightInSubgraph,      ///< a Const family node in a subgraph
+  // ref_var_src_var_name: where and how.
+  RefVarSrcOutputK,       ///< `outK.ref_var_src_var_name` with K >= 1
+  RefVarSrcNodeMulti,     ///< node-level name on a node with several outputs
+  RefVarSrcBothLevels,    ///< node level and `outK.` on one node, different names
+  RefVarSrcIdent,         ///< the name written as an identifier
+  RefVarSrcAncestor,      ///< naming a variable declared in an enclosing graph only
+  RefVarSrcOtherGraph,    ///< naming a variable declared only in unrelated graphs
+  RefVarSrcUndeclared,    ///< naming a variable no node declares
+  RefVarSrcOnTensorMove,  ///< a TensorMove's output bound to a variable
+  RefVarSrcOnIdentity,    ///< an Identity / MemcpyAsync output bound to a variable
+  RefVarSrcOnRefWriter,   ///< a ref output bound to a variable
+  RefVarSrcOnView,        ///< a view output bound to a variable
+  RefVarSrcOnCall,        ///< a PartitionedCall family output bound to a variable
+  RefVarSrcOnControlFlow, ///< an If/Case/While output bound to a variable
+  RefVarSrcOnSource,      ///< the attribute on a Data/Variable/Const node (ignored)
+  RefVarSrcOnNetOutput,   ///< the attribute on a NetOutput
+  TensorMoveOfBoundCopy,  ///< a TensorMove of a copy whose output is bound to a variable
+  BoundCopyOfItsVariable, ///< a copy bound to the very variable it copies
+  // Copies.
+  Identity,
+  MemcpyAsync,
+  CopySecondOutput,   ///< a copy with `outputs = 2`
+  CopyNoOutput,       ///< a copy with `outputs = 0`
+  CopyOddInputs,      ///< Identity / MemcpyAsync without exactly one connected input
+  InputMutableOnCopy, ///< `_input_mutable = true` on a copy
+  ContinuousOnCopy,   ///< a layout attribute on a copy
+  // Reserved attributes.
+  ReservedFalse,   ///< `_cannot_be_deleted` / `no_need_constant_folding` = false
+  ReservedNonBool, ///< ... with a value that is not a boolean
+  ReservedOnOther, ///< ... on a node that is not a copy
+  // Ref outputs.
+  RefInputSlotK,        ///< a ref output writing input i >= 1
+  RefInputOutputK,      ///< a ref output K >= 1
+  RefInputOverride,     ///< `outK.ref_input` overriding an op's built-in ref slot
+  TwoRefOutputs,        ///< two ref outputs writing different inputs
+  RefInputUnconnected,  ///< a ref output whose written slot is `_`
+  RefAndReuse,          ///< `ref_input` and `reuse_input` on one output
+  RefWriteUserInput,    ///< a ref writer of a root user input (Data)
+  RefWriteVariable,     ///< a ref writer of a variable (Variable node or bound output)
+  RefWriteSubgraphData, ///< a ref writer of a subgraph Data (the parent's buffer)
+  // Views.
+  ReuseInputIndexK,  ///< a view of input i >= 1
+  ReuseInputFalse,   ///< `outK.reuse_input = false`
+  ViewOutputK,       ///< a view output K >= 1
+  ViewOfUnconnected, ///< a view of a `_` slot
+  ReuseIndexAlone,   ///< `reuse_input_index` without `reuse_input`
+  // Scope writers.
+  InputMutableAttr,     ///< `_input_mutable = true` on an op without the built-in
+  InputMutableFalse,    ///< `_input_mutable = false`
+  InputMutableOnHolder, ///< `_input_mutable = true` on a node holding subgraphs
+  // Layout.
+  NoPaddingContinuous,       ///< `_no_padding_continuous_input = true`
+  ContinuousFalse,           ///< a layout attribute set to false
+  ContinuousBoth,            ///< both layout attributes on one node
+  ContinuousFromUserInput,   ///< a continuous op reading a root user input
+  ContinuousFromVariable,    ///< ... a variable
+  ContinuousFromWeight,      ///< ... a weight
+  ContinuousFromGraphOutput, ///< ... a value that is also a graph output
+  ContinuousSameValue,       ///< ... one value in every slot
+  ContinuousUnconnected,     ///< ... with a `_` slot
+  ContinuousOnHolder,        ///< a layout attribute on a node holding subgraphs
+  // Nodes holding subgraphs.
+  HolderVariantType,         ///< StatefulPartitionedCall, StatelessIf, _If, StatelessCase, ...
+  CallInControlFlow,         ///< a call inside an If/Case/While subgraph
+  ControlFlowInSubgraph,     ///< an If/Case/While inside any subgraph
+  NestingDepth3,             ///< a graph three levels below the root
+  CallNoInputs,              ///< a call without inputs
+  HolderSameValueTwice,      ///< one value in two input slots of a holder
+  AliasAttrOnHolder,         ///< `outK.ref_input` / `outK.reuse_input` on a holder
+  SubgraphDataPermuted,      ///< subgraph Data nodes not in parent-index order
+  SubgraphInputUnused,       ///< a holder input no Data of some subgraph reads
+  SubgraphDataOfUnconnected, ///< a subgraph Data whose parent slot is `_`
+  SubgraphDataIndexAttr,     ///< a subgraph Data carrying `index` (ignored)
+  BranchConditionInBranch,   ///< an If/Case branch reading the condition (parent index 0)
+  ResultsPermuted,           ///< `in<k>._parent_node_index != k`
+  ResultUnmapped,            ///< a subgraph NetOutput input handed back to nobody
+  HolderOutputUnproduced,    ///< a holder output no subgraph produces
+  ResultUnconnected,         ///< a `_` subgraph result carrying a parent index
+  SubgraphWithoutNetOutput,  ///< a subgraph without NetOutput
+  ResultSameValueTwice,      ///< one value handed back as two holder outputs
+  NetOutputWithOutputs,      ///< a NetOutput with `outputs >= 1`
+  ConditionUnconnected,      ///< an If/Case whose condition is `_`
+  CaseSingleBranch,
+  CaseThreeBranches,
+  CaseFourBranches,       ///< four or more
+  WhileMaxIterations,     ///< `max_iterations` given
+  WhileMaxIterationsZero, ///< `max_iterations = 0`: the body never runs
+  WhileVarNotWrittenBack, ///< a loop variable no body result is handed back to
+  // Control edges.
+  CtrlIntoCall,
+  CtrlOutOfCall,
+  CtrlIntoControlFlow,
+  CtrlOutOfControlFlow,
+  CtrlInSubgraph,
+  CtrlIntoNetOutput,
+  CtrlFromNetOutput,
+  CtrlParallelToData, ///< a control edge next to a data edge between the same nodes
+  // Inputs and outputs.
+  RootWithoutNetOutput,      ///< a root graph without NetOutput (no graph outputs)
+  GraphOutputUnconnected,    ///< a `_` root NetOutput input
+  GraphOutputSameValueTwice, ///< one value as two graph outputs
+  GraphOutputUserInput,      ///< a root Data with index as a graph output
+  GraphOutputVariable,       ///< a variable (node or bound output) as a graph output
+  GraphOutputWeight,         ///< a weight as a graph output
+  SameValueTwice,            ///< one value in two input slots of an ordinary op
+  ZeroInputOp,               ///< an ordinary op without inputs
+  MultiOutputOp,             ///< an ordinary op with `outputs >= 2`
+  ZeroOutputOp,              ///< an ordinary op with `outputs = 0`
+  // Tensor descriptions.
+  TensorDescScalar,     ///< `shape = []`
+  TensorDescEmpty,      ///< a zero dimension: zero bytes
+  TensorDescOutputK,    ///< a description on output K >= 1
+  TensorDescOtherDtype, ///< a dtype other than f32, f16, i32
+  // Options.
+  OptionOutputReuse, ///< ge.exec.outputReuseInputMemIndexes present
+  OptionInputReuse,  ///< ge.exec.inputReuseMemIndexes present
+  OptionSpaced,      ///< spaces around the tokens of a reuse option
+  OptionUnknownKey,  ///< an option no pass reads
+  OptionEmptyValue,  ///< a reuse option with an empty value (malformed)
+  // Everything else.
+  UnknownAttribute, ///< an attribute without a memory meaning (node or port level)
 };
-inline constexpr size_t kNumFeatures = static_cast<size_t>(Feature::WrittenCopyOfUnconnected) + 1;
+inline constexpr size_t kNumFeatures = static_cast<size_t>(Feature::UnknownAttribute) + 1;
 
 std::string_view featureName(Feature f);
 

@@ -107,6 +107,66 @@ rc::Gen<uint8_t> genTensorMoveFlags() {
       weighted<bool>({{80, false}, {20, true}}), weighted<bool>({{85, false}, {15, true}}));
 }
 
+/// Number of twists a step kind knows (recipe.h's `*Twist` enums).
+uint8_t numTwists(StepKind k) {
+  switch (k) {
+  case StepKind::Compute:
+  case StepKind::UserInput:
+  case StepKind::Variable:
+  case StepKind::Weight:
+  case StepKind::View:
+  case StepKind::Continuous:
+    return 5;
+  case StepKind::RefVarSource:
+    return 8;
+  case StepKind::TensorMove:
+    return 9;
+  case StepKind::TensorMoveChain:
+    return 1;
+  case StepKind::RefWrite:
+    return 7;
+  case StepKind::Call:
+  case StepKind::If:
+  case StepKind::Case:
+  case StepKind::While:
+    return 16;
+  case StepKind::CtrlEdge:
+    return 4;
+  default:
+    return 0;
+  }
+}
+
+/// One of `n` twists (1..n), each equally likely, or the usual spelling
+/// (0) with probability `usualPercent`; shrinks towards the usual spelling.
+rc::Gen<uint8_t> genTwistOf(uint8_t n, unsigned usualPercent = 60) {
+  if (n == 0)
+    return rc::gen::just(uint8_t{0});
+  return rc::gen::map(genBelow<unsigned>(100u * n), [n, usualPercent](unsigned x) {
+    unsigned usual = usualPercent * n;
+    return static_cast<uint8_t>(x < usual ? 0 : (x - usual) / (100 - usualPercent) + 1);
+  });
+}
+
+/// Kinds with many twists twist more often, so that each twist stays
+/// frequent (docs/ir-coverage.md's coverage figures). Holders weigh the
+/// attributes on the holder double: their family (HolderAttributes) is off
+/// in a quarter of the cases on top of the twists' own.
+rc::Gen<uint8_t> genTwist(StepKind k) {
+  uint8_t n = numTwists(k);
+  if (n == 16) {
+    std::vector<std::pair<unsigned, uint8_t>> w{{20, 0}};
+    for (uint8_t t = 1; t <= n; ++t) {
+      auto h = static_cast<HolderTwist>(t);
+      bool attribute = h == HolderTwist::InputMutable || h == HolderTwist::RefVarSrc ||
+                       h == HolderTwist::AliasAttr || h == HolderTwist::Continuous;
+      w.emplace_back(attribute ? 8 : 4, t);
+    }
+    return weighted<uint8_t>(std::move(w));
+  }
+  return genTwistOf(n, n >= 8 ? 40 : 60);
+}
+
 } // namespace
 
 rc::Gen<Ref> genRef(Pool preferred, unsigned percent) {
@@ -222,7 +282,9 @@ rc::Gen<Step> genStepOfKind(const GenOptions &opts, uint32_t swarm, unsigned dep
     bodies = genVector(body(), 2, 2);
     break;
   case StepKind::Case:
-    bodies = genVector(body(), 2, 3);
+    // One to four branches; the builder takes fewer than two or more than
+    // three only as a twist.
+    bodies = genVector(body(), 2, 4);
     break;
   default:
     break;
@@ -230,10 +292,10 @@ rc::Gen<Step> genStepOfKind(const GenOptions &opts, uint32_t swarm, unsigned dep
   rc::Gen<uint8_t> flags =
       k == StepKind::TensorMove ? genTensorMoveFlags() : genBelow<uint8_t>(255);
   return rc::gen::apply(
-      [k](uint8_t variant, uint8_t f, std::vector<Ref> refs, std::vector<Body> bs) {
-        return Step{k, variant, f, std::move(refs), std::move(bs)};
+      [k](uint8_t variant, uint8_t f, uint8_t twist, std::vector<Ref> refs, std::vector<Body> bs) {
+        return Step{k, variant, f, twist, std::move(refs), std::move(bs)};
       },
-      genBelow<uint8_t>(255), flags, genRefsFor(k), bodies);
+      genBelow<uint8_t>(255), flags, genTwist(k), genRefsFor(k), bodies);
 }
 
 rc::Gen<Step> genStep(const GenOptions &opts, uint32_t swarm, unsigned depth) {
@@ -256,12 +318,14 @@ rc::Gen<Step> genStep(const GenOptions &opts, uint32_t swarm, unsigned depth) {
 rc::Gen<Body> genBody(const GenOptions &opts, uint32_t swarm, unsigned depth) {
   unsigned lo = depth == 0 ? opts.minSteps : 0;
   unsigned hi = std::max(lo, maxStepsAt(opts, depth));
+  // Only the root body has twists of its own (RootTwist).
+  rc::Gen<uint8_t> twist = depth == 0 ? genTwistOf(4) : rc::gen::just(uint8_t{0});
   return rc::gen::apply(
-      [](std::vector<Step> steps, std::vector<Ref> outs) {
-        return Body{std::move(steps), std::move(outs)};
+      [](std::vector<Step> steps, std::vector<Ref> outs, uint8_t tw) {
+        return Body{std::move(steps), std::move(outs), tw};
       },
       genVector(genStep(opts, swarm, depth), lo, hi),
-      genVector(genRef(Pool::TensorMove, 40), 1, depth == 0 ? 4 : 3));
+      genVector(genRef(Pool::TensorMove, 40), 1, depth == 0 ? 4 : 3), twist);
 }
 
 rc::Gen<OptionRecipe> genOption() {
@@ -271,14 +335,15 @@ rc::Gen<OptionRecipe> genOption() {
       },
       genSmall(5), genSmall(5));
   return rc::gen::apply(
-      [](OptionMode mode, std::vector<std::pair<uint8_t, uint8_t>> pairs, uint8_t bad) {
-        return OptionRecipe{mode, std::move(pairs), bad};
+      [](OptionMode mode, std::vector<std::pair<uint8_t, uint8_t>> pairs, uint8_t bad,
+         uint8_t unrelated) {
+        return OptionRecipe{mode, std::move(pairs), bad, unrelated};
       },
       weighted<OptionMode>({{40, OptionMode::Absent},
                             {30, OptionMode::Matching},
                             {15, OptionMode::NonMatching},
                             {15, OptionMode::Malformed}}),
-      genVector(pair, 1, 2), genSmall(20));
+      genVector(pair, 1, 2), genSmall(20), weighted<uint8_t>({{85, 0}, {15, 1}}));
 }
 
 rc::Gen<uint32_t> genSwarm(const GenOptions &opts) {

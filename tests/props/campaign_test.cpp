@@ -2,6 +2,7 @@
 // that replay from their files, deduplication signatures that ignore names,
 // the stop flag, and the two shrinkers (recipe and IR) driven by synthetic
 // interestingness tests so they are checked independently of any pass bug.
+
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"

@@ -2,6 +2,7 @@
 // the pass's decisions are given as remarks so the verdicts do not depend on
 // how clever the pass currently is; one integration test runs the pipeline,
 // and one the campaign.
+
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "passes/tensor_move_delete.h"

@@ -53,7 +53,7 @@ GRAPHVET_PROP(PassProps, GeneratedOriginalsAreValidAndRaceFree, 300, ()) {
 }
 
 GRAPHVET_PROP(PassProps, EveryPassIsSoundByTheOracle, 1500, ()) {
-  Module m = buildModule(*genRecipe());
+  Module m = buildModule(*genRecipe(GenOptions{}));
   for (const PipelineOptions &po : pipelines()) {
     Evaluation e = evaluate(m, EvalOptions{po, fastCheck()});
     RC_LOG() << describe(po) << ":\n" << oracle::formatResult(e.result);
@@ -62,7 +62,7 @@ GRAPHVET_PROP(PassProps, EveryPassIsSoundByTheOracle, 1500, ()) {
 }
 
 GRAPHVET_PROP(PassProps, EveryPassIsSoundWithTheZ3Proof, 20, ()) {
-  Module m = buildModule(*genRecipe());
+  Module m = buildModule(*genRecipe(GenOptions{}));
   oracle::CheckOptions co;
   co.useZ3 = true;
   Evaluation e = evaluate(m, EvalOptions{PipelineOptions{}, co});
