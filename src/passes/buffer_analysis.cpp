@@ -51,7 +51,7 @@ ModuleIndex::ModuleIndex(const Module &m) : graphs_(m.numGraphs()) {
         const std::string *v = refVarSrcName(n, k);
         if (v)
           variablePorts_[*v].push_back({gid, {id, k}});
-        if (isControlFlow(n) && (v || aliasedInput(n, k))) {
+        if (holdsSubgraphs(n) && (v || aliasedInput(n, k))) {
           rebound_.insert({gid, id});
           if (v)
             reboundVariables_[*v].push_back({gid, {id, k}});

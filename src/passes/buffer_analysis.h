@@ -59,12 +59,12 @@ public:
   /// Variable-family nodes so named (in any graph) and outputs with
   /// `ref_var_src_var_name = name` (graph order, then id order).
   std::span<const PortRef> variablePorts(const std::string &name) const;
-  /// A control-flow node with an output the memory plan binds elsewhere than
-  /// the pass's loop and branch rules assume (a variable by
+  /// A node holding subgraphs with an output the memory plan binds elsewhere
+  /// than the pass's call, loop and branch rules assume (a variable by
   /// ref_var_src_var_name, or an input by a ref or view attribute): a While
-  /// writes each iteration's result there. The pass leaves copies in or
-  /// around such a node to the design's rules alone, and counts the node a
-  /// writer of every variable it binds.
+  /// writes each iteration's result there. In a module with such a node the
+  /// pass decides by the design's rules alone, and counts the node a writer
+  /// of every variable it binds.
   bool isRebound(GraphId g, NodeId n) const { return rebound_.count({g, n}) > 0; }
   /// Whether some graph holds a rebound control-flow node.
   bool anyRebound() const { return !rebound_.empty(); }

@@ -343,10 +343,9 @@ private:
   /// `w` is a While in graph `g` with a cond and a body that does not
   /// scribble its inputs.
   bool plainLoopIn(NodeRef w, GraphId g) const;
-  /// The copy lies in or around a rebound control-flow node
-  /// (ModuleIndex::isRebound): inside one, its source or a step of its trace
-  /// is one or a variable one binds, or it feeds one.
-  bool touchesReboundControlFlow(NodeRef t, const Verdict &v) const;
+  /// The module holds a rebound holder (ModuleIndex::isRebound): the
+  /// extensions stay out of it.
+  bool touchesReboundControlFlow() const;
   /// The inputs of the While `w` through which it takes the source's or the
   /// copy's memory (its loop variables bound to either).
   std::set<uint32_t> loopVariablesOf(NodeRef w, const BufferFacts &source,
@@ -625,7 +624,7 @@ Verdict TensorMoveDeleter::decide(NodeRef t) {
   // bytes: unconnectedOwnBuffer.)
   static const std::set<std::string, std::less<>> kFinal = {
       "malformed-tensor-move", "variable-bound-copy", "cyclic-graph", "tensor-desc-mismatch"};
-  if (kFinal.count(v.rule) || touchesReboundControlFlow(t, v))
+  if (kFinal.count(v.rule) || touchesReboundControlFlow())
     return v;
   // The extensions see that a While copies its results into its loop
   // variables: a copy returned by a cond or body goes nowhere else.
@@ -636,33 +635,14 @@ Verdict TensorMoveDeleter::decide(NodeRef t) {
   return v;
 }
 
-bool TensorMoveDeleter::touchesReboundControlFlow(NodeRef t, const Verdict &v) const {
-  // The extensions' loop and branch reasoning assumes a While's output j is
-  // its input j and a call's or branch's output is its result; a rebound
-  // control-flow node (ModuleIndex::isRebound) breaks that. Such copies are
-  // left to the design's rules (found by the generator's coverage, issue 21).
-  if (!index_.anyRebound())
-    return false;
-  for (GraphId g = t.graph; g != kNoGraph && m_.graph(g).parentNode != kNoNode;
-       g = m_.graph(g).parentGraph)
-    if (index_.isRebound(m_.graph(g).parentGraph, m_.graph(g).parentNode))
-      return true;
-  const SourceTrace &trace = v.trace;
-  if (!trace.steps.empty()) {
-    const TraceStep &src = trace.steps.back();
-    const Node &srcNode = m_.graph(src.graph).node(src.port.node);
-    if (trace.kind == SourceKind::Variable && !index_.variableReboundBy(srcNode.name).empty())
-      return true;
-    if (trace.kind == SourceKind::VariableRef &&
-        !index_.variableReboundBy(*refVarSrcName(srcNode, src.port.index)).empty())
-      return true;
-    for (const TraceStep &s : trace.steps)
-      if (index_.isRebound(s.graph, s.port.node))
-        return true;
-  }
-  const Node &tm = m_.graph(t.graph).node(t.node);
-  return std::any_of(tm.consumers[0].begin(), tm.consumers[0].end(),
-                     [&](InPort c) { return index_.isRebound(t.graph, c.node); });
+bool TensorMoveDeleter::touchesReboundControlFlow() const {
+  // The extensions' call, loop and branch reasoning assumes a While's output
+  // j is its input j and a holder's output is its subgraph's result; a
+  // rebound holder (ModuleIndex::isRebound) breaks that, and the variables
+  // it writes reach copies anywhere (by name, through branches and loops).
+  // Such modules are left to the design's rules (found by the generator's
+  // coverage, issue 21): rare, so little is lost.
+  return index_.anyRebound();
 }
 
 Verdict TensorMoveDeleter::decideByDesign(NodeRef t) {
@@ -951,6 +931,8 @@ bool TensorMoveDeleter::readersIgnoreResize(NodeRef t, uint64_t copyBytes, uint6
         continue;
       }
       OpKind kind = opKind(n);
+      if (index_.isRebound(gid, c.node))
+        return false; // an output may view or write the copy itself
       if ((kind == OpKind::Call || kind == OpKind::If || kind == OpKind::Case) &&
           !isInputMutable(n)) {
         // The subgraphs' Data for this input are the copy's buffer; an
