@@ -43,6 +43,7 @@ struct FuzzCmdOptions {
   unsigned missedStates = 8;
   unsigned missedArithmetics = 8;
   unsigned arithmetics = 1;
+  bool outputDigest = false;
 };
 
 /// The campaign's settings as a command line (shown in the report).
@@ -142,6 +143,8 @@ nlohmann::ordered_json toJson(const props::CampaignResult &r, const props::Campa
       r.firstFailureCase ? nlohmann::ordered_json(*r.firstFailureCase) : nullptr;
   j["rules"] = s.rules;
   j["kinds"] = s.kinds;
+  if (o.outputDigest)
+    j["output_digest"] = fmt::format("{:016x}", s.outputDigest);
   nlohmann::ordered_json features;
   for (size_t i = 0; i < props::kNumFeatures; ++i)
     features[std::string(props::featureName(static_cast<props::Feature>(i)))] =
@@ -170,6 +173,8 @@ void printSummary(const props::CampaignResult &r) {
                            s.inconclusive, s.invalid);
   std::cout << fmt::format("TensorMoves: {} seen, {} deleted, {} kept\n", s.tensorMoves, s.deleted,
                            s.kept);
+  if (s.outputDigest != 0)
+    std::cout << fmt::format("Output digest: {:016x}\n", s.outputDigest);
   if (s.missedCases > 0) {
     std::cout << fmt::format(
         "Missed (over {} sound cases): {} removable of the kept, {} unobserved (dead), "
@@ -223,6 +228,7 @@ int runFuzz(const FuzzCmdOptions &cmd) {
   o.missedStates = cmd.missedStates;
   o.missedArithmetics = cmd.missedArithmetics;
   o.check.arithmetics = cmd.arithmetics;
+  o.outputDigest = cmd.outputDigest;
   if (!applyPassList(cmd.passes, {}, "fuzz", o.pipeline, std::cerr))
     return kExitBadInput;
 
@@ -326,6 +332,9 @@ void registerFuzz(CLI::App &app, CommandContext &ctx) {
   addArithmeticsOption(sub, "--arithmetics", opts->arithmetics,
                        "variants of the placeholder arithmetic per soundness check, each on every "
                        "state (1: the documented mix)");
+  sub->add_flag("--output-digest", opts->outputDigest,
+                "debugging: also print a digest of every case's pipeline output (optimized "
+                "graph and remarks; JSON key output_digest), to compare two builds");
   sub->add_option("--max-steps", opts->maxSteps, "construction steps of the root graph")
       ->check(CLI::Range(3u, 200u))
       ->capture_default_str();
