@@ -1,26 +1,19 @@
-// TensorMoveDeletePass: Resizes, memory layout (semantics.md §6) and merges of buffers.
-#include "passes/tensor_move_delete/deleter.h"
+// TensorMoveDeletePass: what merging the copy's buffer into its source's
+// does to sizes and to the memory layout (semantics.md §6): the checks the
+// resize step and the extensions' merges share. Questions to the analysis
+// (analysis.h), no state of their own.
+#include "passes/tensor_move_delete/layout.h"
 
 #include "ir/op_library.h"
-#include "ir/printer.h"
 
 #include <algorithm>
-#include <functional>
-#include <set>
-#include <string>
 
 namespace graphvet::tmd {
 
-bool TensorMoveDeleter::sizeFits(NodeRef t, std::optional<uint64_t> sourceBytes) {
-  std::optional<uint64_t> copyBytes = outputBytes(m_.graph(t.graph).node(t.node), 0);
-  if (copyBytes == sourceBytes)
-    return true;
-  if (opts_.conservative || !copyBytes || !sourceBytes)
-    return false;
-  return *copyBytes > 0 && *sourceBytes > 0 && readersIgnoreResize(t, *copyBytes, *sourceBytes);
-}
+namespace {
 
-bool TensorMoveDeleter::readersIgnoreResize(NodeRef t, uint64_t copyBytes, uint64_t sourceBytes) {
+bool readersIgnoreResize(Analysis &a, NodeRef t, uint64_t copyBytes, uint64_t sourceBytes) {
+  const Module &m = a.module();
   // A reader of r bytes sees the same bytes through the copy as from the
   // source when the copy keeps every source byte the reader takes.
   constexpr size_t kMaxPorts = 64; // ports bound to the copy examined (cost bound)
@@ -32,10 +25,10 @@ bool TensorMoveDeleter::readersIgnoreResize(NodeRef t, uint64_t copyBytes, uint6
     if (ports.size() > kMaxPorts)
       return false;
     auto [gid, port] = ports[next];
-    const Graph &g = m_.graph(gid);
+    const Graph &g = m.graph(gid);
     for (InPort c : g.node(port.node).consumers[port.index]) {
       const Node &n = g.node(c.node);
-      if (isDead({gid, c.node}))
+      if (a.isDead({gid, c.node}))
         continue; // what it reads reaches nothing observed
       if (isCopy(n)) {
         // A copy reads its input 0 only and writes the common prefix.
@@ -52,8 +45,8 @@ bool TensorMoveDeleter::readersIgnoreResize(NodeRef t, uint64_t copyBytes, uint6
         // The subgraphs' Data for this input are the copy's buffer; an
         // If/Case reads the first byte of input 0 (the branch index) itself.
         for (GraphId b : n.subgraphs)
-          for (NodeId d : index_.dataForParentInput(b, c.index))
-            for (uint32_t k = 0; k < m_.graph(b).node(d).numOutputs; ++k)
+          for (NodeId d : a.index().dataForParentInput(b, c.index))
+            for (uint32_t k = 0; k < m.graph(b).node(d).numOutputs; ++k)
               ports.push_back({b, OutPort{d, k}});
         continue;
       }
@@ -69,7 +62,7 @@ bool TensorMoveDeleter::readersIgnoreResize(NodeRef t, uint64_t copyBytes, uint6
       }
       if (kind != OpKind::NetOutput || g.parentNode == kNoNode)
         return false;
-      const Node &holder = m_.graph(g.parentGraph).node(g.parentNode);
+      const Node &holder = m.graph(g.parentGraph).node(g.parentNode);
       auto j = n.intAttr(Node::portKey(false, c.index, "_parent_node_index"));
       OpKind hk = opKind(holder);
       if (hk == OpKind::Call || hk == OpKind::If || hk == OpKind::Case) {
@@ -87,10 +80,10 @@ bool TensorMoveDeleter::readersIgnoreResize(NodeRef t, uint64_t copyBytes, uint6
       // A body result is copied into its loop variable (common prefix).
       if (!j || *j < 0 || *j >= int64_t(holder.inputs.size()) || !holder.inputs[size_t(*j)])
         return false;
-      auto var = oneBufferOf(g.parentGraph, *holder.inputs[size_t(*j)]);
+      auto var = a.oneBufferOf(g.parentGraph, *holder.inputs[size_t(*j)]);
       if (!var)
         return false;
-      auto b = outputBytes(m_.graph(var->first).node(var->second.node), var->second.index);
+      auto b = outputBytes(m.graph(var->first).node(var->second.node), var->second.index);
       if (!b || !fits(*b))
         return false;
     }
@@ -98,16 +91,28 @@ bool TensorMoveDeleter::readersIgnoreResize(NodeRef t, uint64_t copyBytes, uint6
   return true;
 }
 
-bool TensorMoveDeleter::unconnectedOwnBuffer(const SourceTrace &trace) const {
+} // namespace
+
+bool sizeFits(Analysis &a, NodeRef t, std::optional<uint64_t> sourceBytes) {
+  const Module &m = a.module();
+  std::optional<uint64_t> copyBytes = outputBytes(m.graph(t.graph).node(t.node), 0);
+  if (copyBytes == sourceBytes)
+    return true;
+  if (a.options().conservative || !copyBytes || !sourceBytes)
+    return false;
+  return *copyBytes > 0 && *sourceBytes > 0 && readersIgnoreResize(a, t, *copyBytes, *sourceBytes);
+}
+
+bool unconnectedOwnBuffer(const Module &m, const SourceTrace &trace) {
   if (trace.steps.empty())
     return false;
   const TraceStep &last = trace.steps.back();
-  const Graph &g = m_.graph(last.graph);
+  const Graph &g = m.graph(last.graph);
   const Node &n = g.node(last.port.node);
   if (opKind(n) == OpKind::DataSource) {
     if (g.parentNode == kNoNode || g.parentGraph == kNoGraph)
       return false;
-    const Node &holder = m_.graph(g.parentGraph).node(g.parentNode);
+    const Node &holder = m.graph(g.parentGraph).node(g.parentNode);
     auto p = n.intAttr("_parent_node_index");
     return opKind(holder) == OpKind::Call && p && *p >= 0 &&
            (*p >= int64_t(holder.inputs.size()) || !holder.inputs[size_t(*p)]);
@@ -117,33 +122,36 @@ bool TensorMoveDeleter::unconnectedOwnBuffer(const SourceTrace &trace) const {
          (*in >= n.inputs.size() || !n.inputs[*in]);
 }
 
-bool TensorMoveDeleter::writesMayLandIn(NodeRef t, const SourceTrace &end, const BufferUses &copy,
-                                        bool oneBuffer) {
-  if (!computedFresh(end) && !grantedForCopy(end, copy))
+bool computedFresh(const Module &m, const SourceTrace &end) {
+  if (end.kind != SourceKind::Ordinary || end.steps.empty())
     return false;
-  const BufferFacts &f = bufferFacts(end);
+  const TraceStep &src = end.steps.back();
+  return opKind(m.graph(src.graph).node(src.port.node)) != OpKind::DataSource;
+}
+
+bool grantedForCopy(Analysis &a, const SourceTrace &end, const BufferUses &copy) {
+  if (end.kind != SourceKind::UserInput)
+    return false;
+  std::set<uint32_t> allowed = a.options().grants.outputsFor(end.userInput);
+  bool anyOutput = a.options().grants.reusableInputs.count(end.userInput) > 0;
+  return (anyOutput || !allowed.empty()) &&
+         std::all_of(copy.rootOutputs.begin(), copy.rootOutputs.end(),
+                     [&](uint32_t j) { return anyOutput || allowed.count(j) > 0; });
+}
+
+bool writesMayLandIn(Analysis &a, NodeRef t, const SourceTrace &end, const BufferUses &copy,
+                     bool oneBuffer) {
+  const Module &m = a.module();
+  if (!computedFresh(m, end) && !grantedForCopy(a, end, copy))
+    return false;
+  const BufferFacts &f = a.bufferFacts(end);
   return !f.overBudget && f.rootOutputs.empty() &&
-         !sourceLayoutAddsConflict(t, end, copy, oneBuffer);
+         !sourceLayoutAddsConflict(a, t, end, copy, oneBuffer);
 }
 
-std::optional<std::vector<NodeRef>>
-TensorMoveDeleter::sourceAccessesAfterCopy(NodeRef t, const SourceTrace &trace,
-                                           const SourceTrace &end) {
-  constexpr size_t kMaxUses = 64; // accesses examined per copy (cost bound)
-  std::vector<SlotRef> visited;
-  BufferUses uses = exploreUses(m_, index_, bufferSlots(end), opts_.analysisBudget, &visited,
-                                /*whileResultsCopied=*/true);
-  if (uses.overBudget || visited.size() > kMaxUses)
-    return std::nullopt;
-  std::vector<NodeRef> after;
-  for (NodeRef n : accessingNodes(visited, {t}))
-    if (!precedesCopy(t, trace, n))
-      after.push_back(n);
-  return after;
-}
-
-bool TensorMoveDeleter::continuousMergeAllowed(NodeRef t, const std::vector<SourceTrace> &ends,
-                                               const BufferUses &copy) {
+bool continuousMergeAllowed(Analysis &a, NodeRef t, const std::vector<SourceTrace> &ends,
+                            const BufferUses &copy) {
+  const Module &m = a.module();
   // semantics.md §6: an input of a continuous op conflicts only with a
   // caller-owned user input, a weight, a variable or a graph output. A fresh
   // buffer that is no graph output may become one; merging buffers can only
@@ -154,7 +162,7 @@ bool TensorMoveDeleter::continuousMergeAllowed(NodeRef t, const std::vector<Sour
     for (const SourceTrace &end : ends) {
       if (end.kind != SourceKind::Ordinary)
         return false;
-      const BufferFacts &f = bufferFacts(end);
+      const BufferFacts &f = a.bufferFacts(end);
       if (f.overBudget || !f.rootOutputs.empty())
         return false;
     }
@@ -176,7 +184,7 @@ bool TensorMoveDeleter::continuousMergeAllowed(NodeRef t, const std::vector<Sour
     for (const SourceTrace &end : ends) {
       if (end.kind != SourceKind::Ordinary)
         return false;
-      const BufferFacts &f = bufferFacts(end);
+      const BufferFacts &f = a.bufferFacts(end);
       if (f.overBudget || f.continuous)
         return false;
     }
@@ -193,22 +201,23 @@ bool TensorMoveDeleter::continuousMergeAllowed(NodeRef t, const std::vector<Sour
   // Or the op already takes the copy's source port itself: whatever layout
   // conflict that buffer has with the op, the original has it too (the
   // conflict is per buffer and op; the copy's own buffer was fresh).
-  const Node &tm = m_.graph(t.graph).node(t.node);
+  const Node &tm = m.graph(t.graph).node(t.node);
   auto alreadyReadsSource = [&](NodeRef user) {
     if (user.graph != t.graph)
       return false;
-    const Node &n = m_.graph(user.graph).node(user.node);
+    const Node &n = m.graph(user.graph).node(user.node);
     return std::any_of(n.inputs.begin(), n.inputs.end(), [&](const std::optional<OutPort> &in) {
       return in && *in == *tm.inputs[0];
     });
   };
   return std::all_of(copy.continuousUsers.begin(), copy.continuousUsers.end(), [&](NodeRef user) {
-    return exemptAfterMerge(t, user) || alreadyReadsSource(user);
+    return exemptAfterMerge(a, t, user) || alreadyReadsSource(user);
   });
 }
 
-bool TensorMoveDeleter::sourceLayoutAddsConflict(NodeRef t, const SourceTrace &end,
-                                                 const BufferUses &copy, bool oneBuffer) {
+bool sourceLayoutAddsConflict(Analysis &a, NodeRef t, const SourceTrace &end,
+                              const BufferUses &copy, bool oneBuffer) {
+  const Module &m = a.module();
   // A continuous-input op U reading the source conflicts with each graph
   // output the copy is, once the two are one buffer. The original has that
   // conflict already when the copy is those graph outputs itself (the root
@@ -217,65 +226,52 @@ bool TensorMoveDeleter::sourceLayoutAddsConflict(NodeRef t, const SourceTrace &e
   // write-back copies bytes, not the buffer; found by graphvet fuzz
   // --seed 17 during development.) An op exempt in the original, or after
   // the merge with one source buffer, brings none.
-  const BufferFacts &f = bufferFacts(end);
+  const BufferFacts &f = a.bufferFacts(end);
   if (!f.continuous || copy.rootOutputs.empty())
     return false;
-  if (opts_.conservative)
+  if (a.options().conservative)
     return true;
   auto takesCopy = [&](NodeRef n) {
-    const Node &node = m_.graph(n.graph).node(n.node);
+    const Node &node = m.graph(n.graph).node(n.node);
     return n.graph == t.graph && std::any_of(node.inputs.begin(), node.inputs.end(),
                                              [&](const std::optional<OutPort> &in) {
                                                return in && *in == OutPort{t.node, 0};
                                              });
   };
-  NodeId netOut = index_.netOutput(0);
+  NodeId netOut = a.index().netOutput(0);
   bool copyIsTheOutputs =
       t.graph == 0 && netOut != kNoNode &&
       std::all_of(copy.rootOutputs.begin(), copy.rootOutputs.end(), [&](uint32_t j) {
-        const Node &ret = m_.graph(0).node(netOut);
+        const Node &ret = m.graph(0).node(netOut);
         return j < ret.inputs.size() && ret.inputs[j] && *ret.inputs[j] == OutPort{t.node, 0};
       });
-  BufferUses uses = exploreUses(m_, index_, bufferSlots(end), opts_.analysisBudget, nullptr,
-                                /*whileResultsCopied=*/true);
+  BufferUses uses = a.explore(a.bufferSlots(end), nullptr,
+                              /*whileResultsCopied=*/true);
   if (uses.overBudget)
     return true;
   return std::any_of(uses.continuousUsers.begin(), uses.continuousUsers.end(), [&](NodeRef u) {
-    return anyNonExempt({u}) && !(oneBuffer && exemptAfterMerge(t, u)) &&
+    return a.anyNonExempt({u}) && !(oneBuffer && exemptAfterMerge(a, t, u)) &&
            !(copyIsTheOutputs && takesCopy(u));
   });
 }
 
-std::optional<std::pair<GraphId, OutPort>> TensorMoveDeleter::oneBufferOf(GraphId g, OutPort in) {
-  SourceTrace tr = traceSource(m_, index_, g, in, maxTraceSteps_);
-  if (tr.kind == SourceKind::ControlFlow) {
-    std::optional<std::vector<SourceTrace>> ends =
-        resolveControlFlow(tr, /*allBindings=*/false, /*followLoops=*/true);
-    if (!ends || ends->size() != 1 || (*ends)[0].steps.empty())
-      return std::nullopt;
-    return std::pair{(*ends)[0].steps.back().graph, (*ends)[0].steps.back().port};
-  }
-  if (tr.kind == SourceKind::None || tr.steps.empty())
-    return std::nullopt;
-  return std::pair{tr.steps.back().graph, tr.steps.back().port};
-}
-
-bool TensorMoveDeleter::exemptAfterMerge(NodeRef t, NodeRef user) {
+bool exemptAfterMerge(Analysis &a, NodeRef t, NodeRef user) {
+  const Module &m = a.module();
   // Each input is the copy or the port it reads (in the copy's graph), or,
   // anywhere, a port bound to the copy's buffer or to the source's one
   // buffer (through views, ref outputs, a branch Data, a loop variable).
-  const Node &n = m_.graph(user.graph).node(user.node);
-  const Node &tm = m_.graph(t.graph).node(t.node);
+  const Node &n = m.graph(user.graph).node(user.node);
+  const Node &tm = m.graph(t.graph).node(t.node);
   const std::pair<GraphId, OutPort> copyBuffer{t.graph, OutPort{t.node, 0}};
   auto sameAsSource = [&](GraphId g, OutPort in) {
-    if (opts_.conservative)
+    if (a.options().conservative)
       return false;
-    auto b = oneBufferOf(g, in);
+    auto b = a.oneBufferOf(g, in);
     if (!b)
       return false;
     if (*b == copyBuffer)
       return true;
-    auto source = oneBufferOf(t.graph, *tm.inputs[0]);
+    auto source = a.oneBufferOf(t.graph, *tm.inputs[0]);
     return source && *b == *source;
   };
   for (const auto &in : n.inputs)
@@ -283,6 +279,21 @@ bool TensorMoveDeleter::exemptAfterMerge(NodeRef t, NodeRef user) {
                 !sameAsSource(user.graph, *in)))
       return false;
   return !n.inputs.empty();
+}
+
+bool onePort(Analysis &a, const std::set<uint32_t> &outputs) {
+  const Module &m = a.module();
+  NodeId out = a.index().netOutput(0);
+  if (out == kNoNode || outputs.empty())
+    return false;
+  const Node &n = m.graph(0).node(out);
+  std::optional<OutPort> port;
+  for (uint32_t k : outputs) {
+    if (k >= n.inputs.size() || !n.inputs[k] || (port && *port != *n.inputs[k]))
+      return false;
+    port = n.inputs[k];
+  }
+  return true;
 }
 
 } // namespace graphvet::tmd

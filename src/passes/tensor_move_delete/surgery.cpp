@@ -1,138 +1,179 @@
-// TensorMoveDeletePass: The deletion surgery: relinking, control edges moved to both sides, the
-// cycle check.
-#include "passes/tensor_move_delete/deleter.h"
+// TensorMoveDeletePass: the deletion surgery (surgery.h).
+#include "passes/tensor_move_delete/surgery.h"
 
-#include "ir/op_library.h"
-#include "ir/printer.h"
+#include "passes/tensor_move_delete/naming.h"
 
 #include <algorithm>
-#include <functional>
-#include <set>
-#include <string>
 
 namespace graphvet::tmd {
+namespace {
 
-bool TensorMoveDeleter::apply(NodeRef t, Verdict &v, std::vector<std::string> &added,
-                              std::vector<std::string> &moved) {
-  Graph &g = m_.graph(t.graph);
-  const Node &tm = g.node(t.node);
-  OutPort producer = *tm.inputs[0];
-  std::vector<NodeId> consumers;
-  for (InPort c : tm.consumers[0])
-    if (std::find(consumers.begin(), consumers.end(), c.node) == consumers.end())
-      consumers.push_back(c.node);
-  std::vector<NodeId> ctrlPreds = tm.ctrlIn, ctrlSuccs = tm.ctrlOut;
+class Surgery {
+public:
+  Surgery(Analysis &a, NodeRef t, Verdict &v)
+      : a_(a), m_(a.module()), t_(t), v_(v), g_(m_.graph(t.graph)) {
+    const Node &tm = g_.node(t.node);
+    producer_ = *tm.inputs[0];
+    for (InPort c : tm.consumers[0])
+      if (std::find(consumers_.begin(), consumers_.end(), c.node) == consumers_.end())
+        consumers_.push_back(c.node);
+    ctrlPreds_ = tm.ctrlIn;
+    ctrlSuccs_ = tm.ctrlOut;
+  }
 
-  auto ordered = [&](NodeId from, NodeId to) { return directlyOrdered(g, from, to); };
-  auto edgeText = [&](NodeId a, NodeId b) { return name(t.graph, a) + " -> " + name(t.graph, b); };
+  bool run(std::vector<std::string> &added, std::vector<std::string> &moved) {
+    std::vector<std::string> movedA;
+    if (!addWantedEdges(added) || !orderControlSuccessors(movedA))
+      return false;
+    relink();
+    remakeOrderings(moved);
+    moved.insert(moved.begin(), movedA.begin(), movedA.end());
+    return true;
+  }
 
-  // Phase A, with the TensorMove still in place so that nothing is lost if
-  // an edge would close a cycle: the scenario-5 edges, and the edges that
-  // keep the TensorMove's control successors after every reader of the
-  // memory (the consumers now read the source where the copy used to).
-  std::vector<std::tuple<GraphId, NodeId, NodeId>> phaseA;
-  auto rollback = [&] {
-    for (auto [pg, a, b] : phaseA)
+private:
+  std::string edgeText(NodeId a, NodeId b) const {
+    return name(m_, t_.graph, a) + " -> " + name(m_, t_.graph, b);
+  }
+  bool ordered(NodeId from, NodeId to) const { return directlyOrdered(g_, from, to); }
+  /// Phase A is undone: the graph is as it was.
+  void rollback() {
+    for (auto [pg, a, b] : phaseA_)
       m_.graph(pg).removeCtrlEdge(a, b);
-  };
-  std::vector<std::tuple<GraphId, NodeId, NodeId>> wanted;
-  for (auto [sib, succ] : v.pending)
-    wanted.push_back({t.graph, sib, succ});
-  wanted.insert(wanted.end(), v.orderEdges.begin(), v.orderEdges.end());
+  }
+  bool addWantedEdges(std::vector<std::string> &added);
+  bool orderControlSuccessors(std::vector<std::string> &movedA);
+  void relink();
+  void remakeOrderings(std::vector<std::string> &moved);
+
+  Analysis &a_;
+  Module &m_;
+  const NodeRef t_;
+  Verdict &v_;
+  Graph &g_;
+  OutPort producer_;
+  std::vector<NodeId> consumers_, ctrlPreds_, ctrlSuccs_;
+  std::vector<CtrlEdge> phaseA_;
+  std::vector<NodeId> looseSuccs_; // successors left unordered with a consumer
+};
+
+// Phase A, with the TensorMove still in place so that nothing is lost if
+// an edge would close a cycle: the scenario-5 edges (and an extension's),
+// and the edges that keep the TensorMove's control successors after every
+// reader of the memory (the consumers now read the source where the copy
+// used to).
+bool Surgery::addWantedEdges(std::vector<std::string> &added) {
+  std::vector<CtrlEdge> wanted;
+  for (auto [sib, succ] : v_.pending)
+    wanted.push_back({t_.graph, sib, succ});
+  wanted.insert(wanted.end(), v_.orderEdges.begin(), v_.orderEdges.end());
   for (auto [pg, sib, succ] : wanted) {
     if (directlyOrdered(m_.graph(pg), sib, succ))
       continue; // already ordered directly
     bool isNew = false;
-    std::string text = name(pg, sib) + " -> " + name(pg, succ);
-    if (!addCtrlEdge(pg, sib, succ, &isNew)) {
+    std::string text = name(m_, pg, sib) + " -> " + name(m_, pg, succ);
+    if (!a_.addCtrlEdge(pg, sib, succ, &isNew)) {
       rollback();
-      v = keepFor("rule3-cycle", "Rule 3: the control edge " + text + " would close a cycle");
+      v_ = keepFor("rule3-cycle", "Rule 3: the control edge " + text + " would close a cycle");
       return false;
     }
     if (isNew) {
-      phaseA.push_back({pg, sib, succ});
+      phaseA_.push_back({pg, sib, succ});
       added.push_back(text);
     }
   }
-  std::vector<std::string> movedA;
-  std::vector<NodeId> looseSuccs; // successors left unordered with a consumer
-  for (NodeId cs : ctrlSuccs)
-    for (NodeId c : consumers) {
+  return true;
+}
+
+bool Surgery::orderControlSuccessors(std::vector<std::string> &movedA) {
+  for (NodeId cs : ctrlSuccs_)
+    for (NodeId c : consumers_) {
       if (c == cs || ordered(c, cs))
         continue;
       bool isNew = false;
-      if (!addCtrlEdge(t.graph, c, cs, &isNew)) {
-        if (v.looseSuccessors) {
-          if (std::find(looseSuccs.begin(), looseSuccs.end(), cs) == looseSuccs.end())
-            looseSuccs.push_back(cs);
+      if (!a_.addCtrlEdge(t_.graph, c, cs, &isNew)) {
+        if (v_.looseSuccessors) {
+          if (std::find(looseSuccs_.begin(), looseSuccs_.end(), cs) == looseSuccs_.end())
+            looseSuccs_.push_back(cs);
           continue;
         }
         rollback();
-        v = keepFor("ctrl-order-cycle", "moving the control edge " + edgeText(t.node, cs) +
-                                            " onto consumer " + name(t.graph, c) +
-                                            " would close a cycle");
+        v_ = keepFor("ctrl-order-cycle", "moving the control edge " + edgeText(t_.node, cs) +
+                                             " onto consumer " + name(m_, t_.graph, c) +
+                                             " would close a cycle");
         return false;
       }
       if (isNew) {
-        phaseA.push_back({t.graph, c, cs});
+        phaseA_.push_back({t_.graph, c, cs});
         movedA.push_back(edgeText(c, cs));
       }
     }
+  return true;
+}
 
-  // Phase B: the consumers read the producer; the TensorMove goes; its
-  // remaining orderings (pred -> consumer, producer -> succ, and pred -> succ
-  // when nothing consumed the copy) are re-made directly. Each of these was
-  // implied by a path through the TensorMove, so none can close a cycle and
-  // the topological index stays valid without re-numbering.
-  // The sibling summaries follow the surgery: the TensorMove leaves the
-  // producer's consumers and its own consumers join them.
-  PortRef producerPort{t.graph, producer}, copyPort{t.graph, {t.node, 0}};
-  std::vector<InPort> moving = tm.consumers[0];
-  summaryRemove(producerPort, {t.graph, {t.node, 0}});
+// Phase B: the consumers read the producer; the TensorMove goes. The
+// sibling summaries follow the surgery: the TensorMove leaves the producer's
+// consumers and its own consumers join them.
+void Surgery::relink() {
+  SiblingSummaries &siblings = a_.siblings();
+  PortRef producerPort{t_.graph, producer_}, copyPort{t_.graph, {t_.node, 0}};
+  std::vector<InPort> moving = g_.node(t_.node).consumers[0];
+  siblings.summaryRemove(producerPort, {t_.graph, {t_.node, 0}});
   for (InPort c : moving)
-    summaryRemove(copyPort, {t.graph, c});
-  summaries_.erase(copyPort);
-  g.replaceAllUses({t.node, 0}, producer);
-  g.removeNode(t.node);
+    siblings.summaryRemove(copyPort, {t_.graph, c});
+  siblings.forget(copyPort);
+  g_.replaceAllUses({t_.node, 0}, producer_);
+  g_.removeNode(t_.node);
   for (InPort c : moving)
-    summaryAdd(producerPort, {t.graph, c});
-  if (g.consumers(producer).empty()) {
+    siblings.summaryAdd(producerPort, {t_.graph, c});
+  if (g_.consumers(producer_).empty()) {
     // An aliasing output nobody reads any more stops passing memory on:
     // re-classify the producer where it is itself a sibling.
-    const Node &pn = g.node(producer.node);
+    const Node &pn = g_.node(producer_.node);
     for (uint32_t i = 0; i < pn.inputs.size(); ++i) {
-      SlotRef slot{t.graph, {pn.id, i}};
-      if (!pn.inputs[i] || !slotKinds_.count(slot))
+      SlotRef slot{t_.graph, {pn.id, i}};
+      if (!pn.inputs[i] || !siblings.counted(slot))
         continue;
-      PortRef feeding{t.graph, *pn.inputs[i]};
-      summaryRemove(feeding, slot);
-      summaryAdd(feeding, slot);
+      PortRef feeding{t_.graph, *pn.inputs[i]};
+      siblings.summaryRemove(feeding, slot);
+      siblings.summaryAdd(feeding, slot);
     }
   }
+}
+
+// The TensorMove's remaining orderings (pred -> consumer, producer -> succ,
+// and pred -> succ when nothing consumed the copy) are re-made directly.
+// Each of these was implied by a path through the TensorMove, so none can
+// close a cycle and the topological index stays valid without re-numbering.
+void Surgery::remakeOrderings(std::vector<std::string> &moved) {
   auto addMoved = [&](NodeId a, NodeId b) {
     if (a == b || ordered(a, b))
       return;
     bool isNew = false;
-    addCtrlEdge(t.graph, a, b, &isNew);
+    a_.addCtrlEdge(t_.graph, a, b, &isNew);
     if (isNew)
       moved.push_back(edgeText(a, b));
   };
-  for (NodeId cp : ctrlPreds)
-    for (NodeId c : consumers)
+  for (NodeId cp : ctrlPreds_)
+    for (NodeId c : consumers_)
       addMoved(cp, c);
-  for (NodeId cs : ctrlSuccs)
-    addMoved(producer.node, cs);
-  if (consumers.empty())
-    for (NodeId cp : ctrlPreds)
-      for (NodeId cs : ctrlSuccs)
+  for (NodeId cs : ctrlSuccs_)
+    addMoved(producer_.node, cs);
+  if (consumers_.empty())
+    for (NodeId cp : ctrlPreds_)
+      for (NodeId cs : ctrlSuccs_)
         addMoved(cp, cs);
   else
-    for (NodeId cp : ctrlPreds)
-      for (NodeId cs : looseSuccs)
+    for (NodeId cp : ctrlPreds_)
+      for (NodeId cs : looseSuccs_)
         addMoved(cp, cs);
-  moved.insert(moved.begin(), movedA.begin(), movedA.end());
-  stats_.ctrlEdgesAdded += static_cast<int64_t>(added.size() + moved.size());
-  return true;
+}
+
+} // namespace
+
+bool deleteTensorMove(Analysis &a, NodeRef t, Verdict &v, std::vector<std::string> &added,
+                      std::vector<std::string> &moved) {
+  return Surgery(a, t, v).run(added, moved);
 }
 
 } // namespace graphvet::tmd
