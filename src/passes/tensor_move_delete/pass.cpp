@@ -87,6 +87,8 @@ bool Pass::retryWithExtensions(NodeRef t, Verdict &v, bool fromExtension) {
   // which needs no such edge where it would close a cycle.
   if (fromExtension || extensions_.empty() || v.rule != "ctrl-order-cycle")
     return false;
+  // (The copy's uses are explored afresh, but with the design's view of a
+  // While's results, which decide() left set: as the pass always did.)
   a_.forgetTensorMoveUses();
   std::optional<Verdict> ext = tryExtensions(a_, extensions_, t, v);
   if (!ext)
