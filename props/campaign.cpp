@@ -74,6 +74,15 @@ void countRun(const Evaluation &e, CampaignStats &stats) {
     ++stats.rules[r.decision + ":" + r.rule];
 }
 
+/// The hash of one case's pipeline output for CampaignStats::outputDigest.
+uint64_t outputHash(uint64_t index, const Evaluation &e) {
+  std::string text = std::to_string(index) + "\n" + printModule(e.optimized);
+  for (const Remark &r : e.pipeline.remarks)
+    text += fmt::format("{}:{}:{} {} {} [{}] {}\n", r.graph, r.loc.line, r.loc.col, r.node,
+                        r.decision, r.rule, r.message);
+  return fnv1a(text);
+}
+
 EvalOptions caseEvalOptions(const CampaignOptions &opts, uint64_t seed) {
   EvalOptions eo{opts.pipeline, opts.check, opts.overridesReachOriginal};
   eo.check.seed = seed;
@@ -135,6 +144,8 @@ std::optional<Failure> runCase(const CampaignOptions &opts, uint64_t index, Camp
   Evaluation e = evaluate(m, caseEvalOptions(opts, seed));
   ++stats.cases;
   countRun(e, stats);
+  if (opts.outputDigest)
+    stats.outputDigest += outputHash(index, e);
   switch (e.result.verdict) {
   case oracle::Verdict::Sound:
     ++stats.sound;
@@ -382,6 +393,7 @@ void CampaignStats::merge(const CampaignStats &o) {
   for (size_t i = 0; i < kNumFeatures; ++i)
     features.counts[i] += o.features.counts[i];
   features.modules += o.features.modules;
+  outputDigest += o.outputDigest;
 }
 
 std::string Finding::fileText() const {

@@ -84,6 +84,11 @@ struct CampaignOptions {
   /// one, are still shrunk and saved. With jobs > 1 the cases that were
   /// already running finish, so more than one failure may come out.
   bool stopOnFirstFailure = false;
+  /// Debugging aid (`graphvet fuzz --output-digest`): fold every case's
+  /// pipeline output (the optimized module as printed, then each remark's
+  /// decision, tag, message and location) into CampaignStats::outputDigest,
+  /// so two builds can be compared on their output bytes over many cases.
+  bool outputDigest = false;
   /// Set by a signal handler: stop drawing cases, shrink no further, save.
   const std::atomic<bool> *stop = nullptr;
   /// Progress: called about every progressInterval seconds during phase 1
@@ -147,6 +152,10 @@ struct CampaignStats {
   /// Violating cases by kind.
   std::map<std::string, uint64_t> kinds;
   FeatureCounts features; ///< over the sampled cases (features.modules of them)
+  /// With CampaignOptions::outputDigest: the sum (mod 2^64) over the cases
+  /// of a 64-bit FNV-1a hash of (case index, output). A sum, so it does not
+  /// depend on which job ran which case.
+  uint64_t outputDigest = 0;
   double seconds = 0;
   double casesPerSecond() const { return seconds > 0 ? static_cast<double>(cases) / seconds : 0; }
   void merge(const CampaignStats &o);

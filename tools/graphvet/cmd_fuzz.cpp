@@ -42,6 +42,7 @@ struct FuzzCmdOptions {
   unsigned missedStates = 8;
   unsigned missedArithmetics = 8;
   unsigned arithmetics = 1;
+  bool outputDigest = false;
 };
 
 // The ranges of the campaign's size options.
@@ -146,6 +147,8 @@ nlohmann::ordered_json toJson(const props::CampaignResult &r, const props::Campa
       r.firstFailureCase ? nlohmann::ordered_json(*r.firstFailureCase) : nullptr;
   j["rules"] = s.rules;
   j["kinds"] = s.kinds;
+  if (o.outputDigest)
+    j["output_digest"] = fmt::format("{:016x}", s.outputDigest);
   nlohmann::ordered_json features;
   for (size_t i = 0; i < props::kNumFeatures; ++i)
     features[std::string(props::featureName(static_cast<props::Feature>(i)))] =
@@ -174,6 +177,8 @@ void printSummary(const props::CampaignResult &r) {
                            s.inconclusive, s.invalid);
   std::cout << fmt::format("TensorMoves: {} seen, {} deleted, {} kept\n", s.tensorMoves, s.deleted,
                            s.kept);
+  if (s.outputDigest != 0)
+    std::cout << fmt::format("Output digest: {:016x}\n", s.outputDigest);
   if (s.missedCases > 0) {
     std::cout << fmt::format(
         "Missed (over {} sound cases): {} removable of the kept, {} unobserved (dead), "
@@ -226,6 +231,7 @@ int runFuzz(const FuzzCmdOptions &cmd) {
   o.missedStates = cmd.missedStates;
   o.missedArithmetics = cmd.missedArithmetics;
   o.check.arithmetics = cmd.arithmetics;
+  o.outputDigest = cmd.outputDigest;
   if (!toPipelineOptions(cmd.pipeline, "fuzz", o.pipeline, std::cerr))
     return kExitBadInput;
 
@@ -321,6 +327,9 @@ void registerFuzz(CLI::App &app, CommandContext &ctx) {
   addArithmeticsOption(sub, "--arithmetics", opts->arithmetics,
                        "variants of the placeholder arithmetic per soundness check, each on every "
                        "state (1: the documented mix)");
+  sub->add_flag("--output-digest", opts->outputDigest,
+                "debugging: also print a digest of every case's pipeline output (optimized "
+                "graph and remarks; JSON key output_digest), to compare two builds");
   addIntOption(sub, "--max-steps", opts->maxSteps, 3, 200, "construction steps of the root graph");
   sub->footer("Without --time or --cases: 1000 cases. SIGINT/SIGTERM stop the campaign; every "
               "finding is shrunk as far as time allows and saved. Exit status: 0 nothing "
