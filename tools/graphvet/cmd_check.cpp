@@ -106,6 +106,20 @@ oracle::CheckOptions checkOptions(const CheckCmdOptions &opts) {
   return co;
 }
 
+/// The oracle's budgets, as a replay must repeat them: the number of states
+/// decides which witnesses exist, the Z3 budget whether a race is proven.
+std::string checkReplayFlags(const CheckCmdOptions &opts) {
+  const CheckCmdOptions defaults;
+  std::string out;
+  if (opts.states != defaults.states)
+    out += " --states " + std::to_string(opts.states);
+  if (opts.z3TimeoutMs != defaults.z3TimeoutMs)
+    out += " --z3-timeout " + std::to_string(opts.z3TimeoutMs);
+  if (opts.noZ3)
+    out += " --no-z3";
+  return out;
+}
+
 int checkPair(const CheckCmdOptions &opts) {
   // The original is the user's input: unparsable or invalid is bad input.
   // The optimized graph is a tool's output: any defect of it is a violation
@@ -119,7 +133,8 @@ int checkPair(const CheckCmdOptions &opts) {
   oracle::CheckResult r = oracle::checkRefinementOfText(*orig, *optText, co);
   if (ParseResult opt = parseModule(*optText); opt.module)
     props::checkReservedNodesKept(*orig, *opt.module, r);
-  r.replay = oracle::replayPairCommand(opts.pair[0], opts.pair[1], opts.seed, opts.arithmetics);
+  r.replay = oracle::replayPairCommand(opts.pair[0], opts.pair[1], opts.seed, opts.arithmetics) +
+             checkReplayFlags(opts);
   print(r, "", opts.json);
   return exitFor(r.verdict);
 }
@@ -151,12 +166,12 @@ int checkFiles(const CheckCmdOptions &opts) {
       continue;
     }
     // A pass that broke the verifier still yields a module: the oracle
-    // reports it as `malformed`.
+    // reports it as `invalid-output` (or `cycle`).
     oracle::CheckResult r = oracle::checkRefinement(*original, optimized, checkOptions(opts));
     props::checkReservedNodesKept(*original, optimized, r);
     r.replay = oracle::replayPassesCommand(file, opts.pipeline.passes.value_or(""), opts.seed,
                                            opts.arithmetics) +
-               pipelineReplayFlags(opts.pipeline);
+               pipelineReplayFlags(opts.pipeline) + checkReplayFlags(opts);
     print(r, several ? shown : "", opts.json, &pr);
     status = worse(status, exitFor(r.verdict));
   }
