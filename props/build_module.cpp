@@ -6,6 +6,7 @@
 #include "props/build_module.h"
 
 #include "ir/op_library.h"
+#include "ir/printer.h"
 
 #include <algorithm>
 #include <map>
@@ -108,13 +109,7 @@ void merge(AttrMap &into, const AttrMap &from) {
 }
 
 bool isIdentifierName(const std::string &s) {
-  if (s.empty() || s == "true" || s == "false")
-    return false;
-  auto start = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };
-  if (!start(s[0]))
-    return false;
-  return std::all_of(s.begin() + 1, s.end(),
-                     [&](char c) { return start(c) || (c >= '0' && c <= '9'); });
+  return s != "true" && s != "false" && isIdentifier(s);
 }
 
 /// The state of one graph under construction.

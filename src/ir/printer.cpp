@@ -16,7 +16,6 @@
 #include <set>
 
 namespace graphvet {
-namespace {
 
 bool isIdentifier(const std::string &s) {
   if (s.empty())
@@ -27,6 +26,8 @@ bool isIdentifier(const std::string &s) {
   return std::all_of(s.begin() + 1, s.end(),
                      [&](char c) { return start(c) || (c >= '0' && c <= '9'); });
 }
+
+namespace {
 
 bool isReservedName(const std::string &s) {
   // `_` is a valid identifier but means "unconnected" in an input list, so a

@@ -16,6 +16,9 @@ std::string printModule(const Module &m);
 /// a keyword, otherwise quoted with escapes.
 std::string formatName(const std::string &name);
 
+/// `[A-Za-z_][A-Za-z0-9_]*`: a name the format writes bare (graph-format.md).
+bool isIdentifier(const std::string &s);
+
 /// Compares two modules structurally: the same options, the same graphs in
 /// canonical order (by name), and in each graph the same nodes by name with
 /// equal type, output count, inputs (producer name and port), attributes,

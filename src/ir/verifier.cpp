@@ -24,16 +24,6 @@ std::string plural(uint64_t n, const char *word) {
   return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s");
 }
 
-bool isIdentifier(const std::string &s) {
-  if (s.empty())
-    return false;
-  auto start = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };
-  if (!start(s[0]))
-    return false;
-  return std::all_of(s.begin() + 1, s.end(),
-                     [&](char c) { return start(c) || (c >= '0' && c <= '9'); });
-}
-
 /// key := ident ('.' ident)*
 bool isValidKey(const std::string &key) {
   size_t start = 0;

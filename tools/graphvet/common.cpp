@@ -104,46 +104,44 @@ std::optional<double> parseNumber(std::string_view text, double lo, double hi) {
   return value;
 }
 
-} // namespace
-
-CLI::Option *addIntOption(CLI::App *sub, const std::string &name, uint64_t lo, uint64_t hi,
-                          std::function<void(uint64_t)> store, const std::string &defaultShown,
-                          const std::string &help) {
+/// An option read as text and parsed by `parse` within lo..hi; any other
+/// value is one CommandLineError naming the option, `what` and the range.
+template <typename T, typename Parse>
+CLI::Option *addRangeOption(CLI::App *sub, const std::string &name, T lo, T hi,
+                            std::function<void(T)> store, const std::string &defaultShown,
+                            const std::string &help, const char *what, const char *typeName,
+                            Parse parse) {
   std::string range = fmt::format("{}..{}", lo, hi);
   CLI::Option *opt = sub->add_option_function<std::string>(
       name,
-      [sub, option = longName(name), range, lo, hi,
+      [sub, option = longName(name), range, lo, hi, what, parse,
        store = std::move(store)](const std::string &text) {
-        std::optional<uint64_t> value = parseInteger(text, lo, hi);
+        std::optional<T> value = parse(text, lo, hi);
         if (!value)
-          throwBadValue(sub, option, "an integer in " + range, text);
+          throwBadValue(sub, option, std::string(what) + " in " + range, text);
         store(*value);
       },
       help);
-  opt->type_name("INT in " + range);
+  opt->type_name(std::string(typeName) + " in " + range);
   if (!defaultShown.empty())
     opt->default_str(defaultShown);
   return opt;
 }
 
+} // namespace
+
+CLI::Option *addIntOption(CLI::App *sub, const std::string &name, uint64_t lo, uint64_t hi,
+                          std::function<void(uint64_t)> store, const std::string &defaultShown,
+                          const std::string &help) {
+  return addRangeOption<uint64_t>(sub, name, lo, hi, std::move(store), defaultShown, help,
+                                  "an integer", "INT", parseInteger);
+}
+
 CLI::Option *addNumberOption(CLI::App *sub, const std::string &name, double lo, double hi,
                              std::function<void(double)> store, const std::string &defaultShown,
                              const std::string &help) {
-  std::string range = fmt::format("{}..{}", lo, hi);
-  CLI::Option *opt = sub->add_option_function<std::string>(
-      name,
-      [sub, option = longName(name), range, lo, hi,
-       store = std::move(store)](const std::string &text) {
-        std::optional<double> value = parseNumber(text, lo, hi);
-        if (!value)
-          throwBadValue(sub, option, "a number in " + range, text);
-        store(*value);
-      },
-      help);
-  opt->type_name("NUM in " + range);
-  if (!defaultShown.empty())
-    opt->default_str(defaultShown);
-  return opt;
+  return addRangeOption<double>(sub, name, lo, hi, std::move(store), defaultShown, help, "a number",
+                                "NUM", parseNumber);
 }
 
 void addArithmeticsOption(CLI::App *sub, const std::string &name, unsigned &value,
