@@ -161,10 +161,12 @@ bool isWeightSource(const Node &n) {
 /// binds): an output bound to a variable lives in the variable's buffer, and
 /// output 0 of a copy is a fresh buffer, whatever ref or view attribute the
 /// output also carries; only other outputs are refs or views.
+/// Without attributes nothing needs checking: a copy's built-in row has no
+/// ref or view, so the hot path pays no extra lookup.
 static bool boundBeforeAliasing(const Node &n, uint32_t out) {
-  if (!n.attrs.empty() && refVarSrcName(n, out))
-    return true;
-  return out == 0 && isCopy(n);
+  if (n.attrs.empty())
+    return false;
+  return refVarSrcName(n, out) || (out == 0 && isCopy(n));
 }
 
 std::optional<uint32_t> refInput(const Node &n, uint32_t out) {
