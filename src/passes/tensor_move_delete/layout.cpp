@@ -65,6 +65,10 @@ bool readersIgnoreResize(Analysis &a, NodeRef t, uint64_t copyBytes, uint64_t so
       }
       if (kind != OpKind::NetOutput || g.parentNode == kNoNode)
         return false;
+      // A rebound holder's output is not the buffer its result or loop
+      // variable names (found by ci/campaign, issue 21).
+      if (a.index().isRebound(g.parentGraph, g.parentNode))
+        return false;
       const Node &holder = m.graph(g.parentGraph).node(g.parentNode);
       auto j = n.intAttr(Node::portKey(false, c.index, "_parent_node_index"));
       OpKind hk = opKind(holder);
