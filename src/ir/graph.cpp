@@ -2,6 +2,7 @@
 #include "ir/graph.h"
 
 #include "ir/op_library.h"
+#include "ir/tensor.h"
 
 #include <algorithm>
 #include <cassert>
@@ -17,6 +18,12 @@ const std::string *AttrValue::text() const {
   if (auto *i = std::get_if<Ident>(&v_))
     return &i->name;
   return nullptr;
+}
+
+bool operator==(const AttrValue::TensorRef &a, const AttrValue::TensorRef &b) {
+  if (a.tensor == b.tensor)
+    return true;
+  return a.tensor && b.tensor && *a.tensor == *b.tensor;
 }
 
 const AttrValue *Node::attr(const std::string &key) const {

@@ -7,8 +7,10 @@
 // by analyses stay valid.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -29,13 +31,27 @@ struct SourceLoc {
   friend bool operator==(const SourceLoc &, const SourceLoc &) = default;
 };
 
-/// An attribute value: int, bool, string, bare identifier, or list.
-/// Identifiers and strings are kept apart so that printing round-trips.
+class Tensor;
+
+/// An attribute value: int, bool, string, bare identifier, list, float
+/// (format version 2: a double, compared bit for bit) or tensor literal
+/// (shared and immutable, compared by value). Identifiers and strings are
+/// kept apart so that printing round-trips.
 class AttrValue {
 public:
   struct Ident {
     std::string name;
     friend bool operator==(const Ident &, const Ident &) = default;
+  };
+  struct Float {
+    double value;
+    friend bool operator==(const Float &a, const Float &b) {
+      return std::bit_cast<uint64_t>(a.value) == std::bit_cast<uint64_t>(b.value);
+    }
+  };
+  struct TensorRef {
+    std::shared_ptr<const Tensor> tensor;
+    friend bool operator==(const TensorRef &a, const TensorRef &b);
   };
   using List = std::vector<AttrValue>;
 
@@ -45,25 +61,34 @@ public:
   static AttrValue ofString(std::string s) { return AttrValue(Storage{std::move(s)}); }
   static AttrValue ofIdent(std::string s) { return AttrValue(Storage{Ident{std::move(s)}}); }
   static AttrValue ofList(List l) { return AttrValue(Storage{std::move(l)}); }
+  static AttrValue ofFloat(double d) { return AttrValue(Storage{Float{d}}); }
+  static AttrValue ofTensor(std::shared_ptr<const Tensor> t) {
+    return AttrValue(Storage{TensorRef{std::move(t)}});
+  }
 
   bool isInt() const { return std::holds_alternative<int64_t>(v_); }
   bool isBool() const { return std::holds_alternative<bool>(v_); }
   bool isString() const { return std::holds_alternative<std::string>(v_); }
   bool isIdent() const { return std::holds_alternative<Ident>(v_); }
   bool isList() const { return std::holds_alternative<List>(v_); }
+  bool isFloat() const { return std::holds_alternative<Float>(v_); }
+  bool isTensor() const { return std::holds_alternative<TensorRef>(v_); }
 
   int64_t asInt() const { return std::get<int64_t>(v_); }
   bool asBool() const { return std::get<bool>(v_); }
   const std::string &asString() const { return std::get<std::string>(v_); }
   const std::string &asIdent() const { return std::get<Ident>(v_).name; }
   const List &asList() const { return std::get<List>(v_); }
+  double asFloat() const { return std::get<Float>(v_).value; }
+  const Tensor &asTensor() const { return *std::get<TensorRef>(v_).tensor; }
+  const std::shared_ptr<const Tensor> &tensorPtr() const { return std::get<TensorRef>(v_).tensor; }
   /// The text of a string or identifier value; nullptr for other kinds.
   const std::string *text() const;
 
   friend bool operator==(const AttrValue &, const AttrValue &) = default;
 
 private:
-  using Storage = std::variant<int64_t, bool, std::string, Ident, List>;
+  using Storage = std::variant<int64_t, bool, std::string, Ident, List, Float, TensorRef>;
   explicit AttrValue(Storage s) : v_(std::move(s)) {}
   Storage v_;
 };

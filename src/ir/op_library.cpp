@@ -1,6 +1,8 @@
 // The op table and the attribute-driven memory behaviour of semantics.md §1.
 #include "ir/op_library.h"
 
+#include "ir/ops/families.h"
+
 #include <algorithm>
 #include <array>
 #include <vector>
@@ -9,7 +11,6 @@ namespace graphvet {
 namespace {
 
 constexpr PortAlias kOut0RefIn0[] = {{0, 0}};
-constexpr PortAlias kOut0ViewIn0[] = {{0, 0}};
 constexpr std::span<const PortAlias> kNone{};
 
 // One row per op type with a memory behaviour of its own. Ops not listed are
@@ -39,7 +40,6 @@ constexpr OpInfo kOps[] = {
     {"ScatterNdUpdate", OpKind::Ordinary, 1, kOut0RefIn0, kNone, false, "writes input 0 in place"},
     {"ScatterAdd", OpKind::Ordinary, 1, kOut0RefIn0, kNone, false, "writes input 0 in place"},
     // Views: output 0 shares input 0's buffer, no write.
-    {"Reshape", OpKind::Ordinary, 1, kNone, kOut0ViewIn0, false, "output 0 views input 0"},
     // Scope writers: scribble on every input.
     {"HcomAllReduce", OpKind::Ordinary, 1, kNone, kNone, true, "scribbles on every input"},
     {"HcomBroadcast", OpKind::Ordinary, 1, kNone, kNone, true, "scribbles on every input"},
@@ -108,8 +108,8 @@ const OpInfo &lookupOp(std::string_view type) {
   };
   static const std::array<std::vector<const OpInfo *>, kBuckets> buckets = [&] {
     std::array<std::vector<const OpInfo *>, kBuckets> b;
-    for (const OpInfo &op : kOps)
-      b[bucketOf(op.type)].push_back(&op);
+    for (const OpInfo *op : allOps())
+      b[bucketOf(op->type)].push_back(op);
     return b;
   }();
   if (type.empty())
@@ -120,8 +120,19 @@ const OpInfo &lookupOp(std::string_view type) {
   return kOrdinary;
 }
 
-std::span<const OpInfo> allOps() {
-  return kOps;
+std::vector<const OpInfo *> allOps() {
+  std::vector<const OpInfo *> all;
+  for (const OpInfo &op : kOps)
+    all.push_back(&op);
+  for (std::span<const OpInfo> family : ops::numericFamilies())
+    for (const OpInfo &op : family)
+      all.push_back(&op);
+  return all;
+}
+
+bool isNumericOp(std::string_view type) {
+  const OpInfo &op = lookupOp(type);
+  return op.infer && op.kernel;
 }
 
 OpKind opKind(const Node &n) {

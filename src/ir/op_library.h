@@ -6,6 +6,7 @@
 #pragma once
 
 #include "ir/graph.h"
+#include "ir/op_def.h"
 
 #include <optional>
 #include <span>
@@ -42,14 +43,24 @@ struct OpInfo {
   std::span<const PortAlias> viewOutputs; ///< outputs sharing an input's buffer, no write
   bool inputMutable;                      ///< scribbles on every input (scope write)
   std::string_view summary;
+  /// Numeric ops (tensor-semantics.md): output types from input types and
+  /// attributes, and the reference kernel. Both null for ops without numeric
+  /// semantics, which keep semantics.md §2's placeholder arithmetic.
+  InferFn infer = nullptr;
+  KernelFn kernel = nullptr;
+  /// Draws from the run's random stream (tensor-semantics.md §6).
+  bool nondeterministic = false;
 };
 
 inline constexpr uint32_t kOutputsPerInput = UINT32_MAX;
 
 /// The row for `type`; unknown types get the Ordinary row (one output).
 const OpInfo &lookupOp(std::string_view type);
-/// Every row of the table, in table order (for --help and documentation).
-std::span<const OpInfo> allOps();
+/// Every row of the tables, memory rows first, then each numeric family in
+/// order (for --help, documentation and the uniqueness test).
+std::vector<const OpInfo *> allOps();
+/// True when the op type has a numeric definition (infer and kernel).
+bool isNumericOp(std::string_view type);
 
 OpKind opKind(const Node &n);
 /// Default output count of a node of this type with `numInputs` inputs.

@@ -1,0 +1,270 @@
+// Module-wide type inference: one walk per graph in topological order,
+// descending into a holder's subgraphs when the holder is reached.
+#include "ir/types.h"
+
+#include "ir/op_library.h"
+
+#include <fmt/format.h>
+
+#include <map>
+
+namespace graphvet {
+
+TensorType defaultPortType() {
+  return TensorType{DType::F32, {4}};
+}
+
+const TensorType *ModuleTypes::of(GraphId g, OutPort p) const {
+  if (g >= ports.size() || p.node >= ports[g].size() || p.index >= ports[g][p.node].size())
+    return nullptr;
+  return &ports[g][p.node][p.index];
+}
+
+std::optional<TensorType> describedPortType(const Node &n, uint32_t out) {
+  if (n.attrs.empty())
+    return std::nullopt;
+  const AttrValue *d = n.attr(Node::portKey(true, out, "dtype"));
+  const AttrValue *s = n.attr(Node::portKey(true, out, "shape"));
+  if (!d && !s)
+    return std::nullopt;
+  TensorType t = defaultPortType();
+  if (d && d->text())
+    if (auto dt = parseDType(*d->text()))
+      t.dtype = *dt;
+  if (s && s->isList()) {
+    t.shape.clear();
+    for (const AttrValue &dim : s->asList())
+      t.shape.push_back(dim.isInt() ? dim.asInt() : 0);
+  }
+  return t;
+}
+
+namespace {
+
+class Inference {
+public:
+  Inference(const Module &m, Diagnostics &diags) : m_(m), diags_(diags) {
+    types_.ports.resize(m.numGraphs());
+  }
+
+  ModuleTypes run() {
+    std::vector<std::optional<TensorType>> none;
+    inferGraph(0, none);
+    return std::move(types_);
+  }
+
+private:
+  void error(const Node &n, std::string msg) {
+    diags_.push_back({n.loc, fmt::format("'{}': {}", n.name, msg), Severity::Error});
+  }
+
+  std::optional<TensorType> typeOf(GraphId g, const std::optional<OutPort> &src) {
+    if (!src)
+      return std::nullopt;
+    const TensorType *t = types_.of(g, *src);
+    return t ? std::optional<TensorType>(*t) : std::nullopt;
+  }
+
+  /// Described type, or the default, for ports that are not inferred.
+  TensorType described(const Node &n, uint32_t k) {
+    return describedPortType(n, k).value_or(defaultPortType());
+  }
+
+  /// An inferred type must agree with any description written on the port.
+  void checkDescribed(const Node &n, uint32_t k, const TensorType &inferred) {
+    if (auto d = describedPortType(n, k); d && *d != inferred)
+      error(n, fmt::format("output {} is described as {} but its inferred type is {}", k, d->str(),
+                           inferred.str()));
+  }
+
+  void inferGraph(GraphId g, const std::vector<std::optional<TensorType>> &parentInputs) {
+    const Graph &graph = m_.graph(g);
+    auto &out = types_.ports[g];
+    out.assign(graph.capacity(), {});
+    auto order = graph.topoOrder();
+    if (!order)
+      return;
+    for (NodeId id : *order) {
+      const Node &n = graph.node(id);
+      if (!n.alive)
+        continue;
+      out[id] = inferNode(g, n, parentInputs);
+      out[id].resize(n.numOutputs, defaultPortType());
+    }
+  }
+
+  std::vector<TensorType> inferNode(GraphId g, const Node &n,
+                                    const std::vector<std::optional<TensorType>> &parentInputs) {
+    std::vector<std::optional<TensorType>> ins;
+    for (const auto &src : n.inputs)
+      ins.push_back(typeOf(g, src));
+    const OpInfo &op = lookupOp(n.type);
+    std::vector<TensorType> outs;
+    switch (op.kind) {
+    case OpKind::DataSource:
+      if (g != 0) {
+        auto p = n.intAttr("_parent_node_index");
+        if (p && *p >= 0 && static_cast<size_t>(*p) < parentInputs.size() && parentInputs[*p]) {
+          checkDescribed(n, 0, *parentInputs[*p]);
+          outs.push_back(*parentInputs[*p]);
+          break;
+        }
+      }
+      for (uint32_t k = 0; k < n.numOutputs; ++k)
+        outs.push_back(described(n, k));
+      break;
+    case OpKind::Weight:
+      if (const Tensor *v = attrTensor(n, "value")) {
+        checkDescribed(n, 0, v->type());
+        outs.push_back(v->type());
+        break;
+      }
+      [[fallthrough]];
+    case OpKind::Variable:
+    case OpKind::NetOutput:
+      for (uint32_t k = 0; k < n.numOutputs; ++k)
+        outs.push_back(described(n, k));
+      break;
+    case OpKind::Copy:
+      for (uint32_t k = 0; k < n.numOutputs; ++k) {
+        if (auto d = describedPortType(n, k))
+          outs.push_back(*d);
+        else if (k == 0 && !ins.empty() && ins[0])
+          outs.push_back(*ins[0]);
+        else
+          outs.push_back(defaultPortType());
+      }
+      break;
+    case OpKind::Call:
+    case OpKind::If:
+    case OpKind::Case:
+      outs = inferHolder(n, ins);
+      break;
+    case OpKind::While:
+      outs = inferWhile(n, ins);
+      break;
+    case OpKind::Ordinary:
+      if (op.infer)
+        outs = inferNumeric(g, n, ins, op);
+      else
+        for (uint32_t k = 0; k < n.numOutputs; ++k) {
+          // A ref output shares its input's buffer and so its type, unless described.
+          auto r = refInput(n, k);
+          if (!describedPortType(n, k) && r && *r < ins.size() && ins[*r])
+            outs.push_back(*ins[*r]);
+          else
+            outs.push_back(described(n, k));
+        }
+      break;
+    }
+    return outs;
+  }
+
+  std::vector<TensorType> inferNumeric(GraphId g, const Node &n,
+                                       const std::vector<std::optional<TensorType>> &ins,
+                                       const OpInfo &op) {
+    const Graph &graph = m_.graph(g);
+    std::vector<const Tensor *> consts;
+    bool missing = false;
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      const Tensor *c = nullptr;
+      if (const auto &src = n.inputs[i]) {
+        const Node &p = graph.node(src->node);
+        if (opKind(p) == OpKind::Weight)
+          c = attrTensor(p, "value");
+        if (!ins[i])
+          missing = true;
+      }
+      consts.push_back(c);
+    }
+    std::vector<TensorType> outs;
+    if (missing) // an input's own inference failed and was reported there
+      return outs;
+    InferContext ctx{n, ins, consts, {}, {}};
+    if (!op.infer(ctx)) {
+      error(n, ctx.error.empty() ? "type inference failed" : ctx.error);
+      return outs;
+    }
+    if (ctx.outputs.size() < n.numOutputs) {
+      error(n, fmt::format("{} has {} outputs but '{}' defines {}", n.type, n.numOutputs, n.type,
+                           ctx.outputs.size()));
+      return outs;
+    }
+    ctx.outputs.resize(n.numOutputs);
+    for (uint32_t k = 0; k < n.numOutputs; ++k)
+      checkDescribed(n, k, ctx.outputs[k]);
+    return std::move(ctx.outputs);
+  }
+
+  /// Results of a subgraph by parent output index (from NetOutput's
+  /// `in<k>._parent_node_index`).
+  std::map<int64_t, TensorType> results(GraphId sub) {
+    std::map<int64_t, TensorType> r;
+    const Graph &sg = m_.graph(sub);
+    for (NodeId id : sg.nodesOfType("NetOutput")) {
+      const Node &no = sg.node(id);
+      for (uint32_t k = 0; k < no.inputs.size(); ++k) {
+        auto j = no.intAttr(Node::portKey(false, k, "_parent_node_index"));
+        if (!j)
+          continue;
+        if (auto t = typeOf(sub, no.inputs[k]))
+          r.emplace(*j, *t);
+      }
+    }
+    return r;
+  }
+
+  std::vector<TensorType> inferHolder(const Node &n,
+                                      const std::vector<std::optional<TensorType>> &ins) {
+    std::vector<std::optional<TensorType>> outs(n.numOutputs);
+    for (size_t b = 0; b < n.subgraphs.size(); ++b) {
+      GraphId sub = n.subgraphs[b];
+      inferGraph(sub, ins);
+      for (auto &[j, t] : results(sub)) {
+        if (j < 0 || static_cast<size_t>(j) >= outs.size())
+          continue;
+        if (!outs[j])
+          outs[j] = t;
+        else if (*outs[j] != t)
+          error(n, fmt::format("output {} is {} in branch '{}' but {} in branch '{}'", j,
+                               outs[j]->str(), m_.graph(n.subgraphs[0]).name, t.str(),
+                               m_.graph(sub).name));
+      }
+    }
+    std::vector<TensorType> r;
+    for (uint32_t k = 0; k < n.numOutputs; ++k) {
+      TensorType t = outs[k].value_or(described(n, k));
+      if (outs[k])
+        checkDescribed(n, k, t);
+      r.push_back(t);
+    }
+    return r;
+  }
+
+  std::vector<TensorType> inferWhile(const Node &n,
+                                     const std::vector<std::optional<TensorType>> &ins) {
+    for (GraphId sub : n.subgraphs)
+      inferGraph(sub, ins);
+    std::vector<TensorType> r;
+    for (uint32_t k = 0; k < n.numOutputs; ++k)
+      r.push_back(k < ins.size() && ins[k] ? *ins[k] : described(n, k));
+    if (n.subgraphs.size() == 2)
+      for (auto &[j, t] : results(n.subgraphs[1]))
+        if (j >= 0 && static_cast<size_t>(j) < r.size() && r[j] != t)
+          error(n, fmt::format("loop variable {} is {} but the body '{}' writes back {}", j,
+                               r[j].str(), m_.graph(n.subgraphs[1]).name, t.str()));
+    return r;
+  }
+
+  const Module &m_;
+  Diagnostics &diags_;
+  ModuleTypes types_;
+};
+
+} // namespace
+
+ModuleTypes inferModuleTypes(const Module &m, Diagnostics &diags) {
+  return Inference(m, diags).run();
+}
+
+} // namespace graphvet

@@ -1,0 +1,43 @@
+// Type inference over a whole module (tensor-semantics.md §1): the type of
+// every output port of every live node. Numeric ops infer theirs with their
+// op's infer function; graph inputs, variables and placeholder ops (no
+// numeric semantics) take their port description (`outK.dtype`,
+// `outK.shape`, default f32 [4]); a `Const` with a `value` has the value's
+// type; copies take their input's type unless described; subgraph `Data`
+// take their parent input's type; calls, branches and loops take their
+// subgraphs' results. Explicit descriptions on inferred ports are checked.
+#pragma once
+
+#include "ir/diagnostic.h"
+#include "ir/graph.h"
+#include "ir/tensor.h"
+
+#include <vector>
+
+namespace graphvet {
+
+/// The default description of an undescribed port (semantics.md §1).
+TensorType defaultPortType();
+
+class ModuleTypes {
+public:
+  /// Type of an output port, or nullptr when it could not be inferred (the
+  /// node is dead, or inference reported an error for it).
+  const TensorType *of(GraphId g, OutPort p) const;
+  const TensorType *of(GraphId g, NodeId n, uint32_t out) const { return of(g, OutPort{n, out}); }
+
+  /// [graph][node][output]; filled by inferModuleTypes.
+  std::vector<std::vector<std::vector<TensorType>>> ports;
+};
+
+/// Infers every port's type; each error is appended to `diags` at its node
+/// (the op's line and column). Subgraphs are typed from their holder's
+/// inputs. Assumes a module that passed the structural checks (valid edges,
+/// consistent subgraph indices, acyclic).
+ModuleTypes inferModuleTypes(const Module &m, Diagnostics &diags);
+
+/// The port description written on a node (`outK.dtype`, `outK.shape`), if
+/// any part of it is given; missing parts default (f32, [4]).
+std::optional<TensorType> describedPortType(const Node &n, uint32_t out);
+
+} // namespace graphvet
