@@ -15,8 +15,8 @@ std::span<const OpInfo> shapeOps();  ///< shape.cpp: data movement and shape ops
 std::span<const OpInfo> reduceOps(); ///< reduce.cpp: reductions, softmax, MatMul, Gemm
 std::span<const OpInfo> nnOps();     ///< nn.cpp: convolution, pooling, norms, Resize, LSTM
 
-inline std::array<std::span<const OpInfo>, 4> numericFamilies() {
-  return {elementwiseOps(), shapeOps(), reduceOps(), nnOps()};
+inline std::array<std::span<const OpInfo>, 5> numericFamilies() {
+  return {elementwiseOps(), logicOps(), shapeOps(), reduceOps(), nnOps()};
 }
 
 } // namespace graphvet::ops
