@@ -9,11 +9,16 @@
 
 namespace graphvet::ops {
 
-std::span<const OpInfo>
-elementwiseOps();                    ///< elementwise.cpp: arithmetic, math, logic, casts, random
-std::span<const OpInfo> shapeOps();  ///< shape.cpp: data movement and shape ops
-std::span<const OpInfo> reduceOps(); ///< reduce.cpp: reductions, softmax, MatMul, Gemm
-std::span<const OpInfo> nnOps();     ///< nn.cpp: convolution, pooling, norms, Resize, LSTM
+// elementwise.cpp: arithmetic, math and activations.
+std::span<const OpInfo> elementwiseOps();
+// logic.cpp: comparisons, logic, Where, casts, Dropout and random ops.
+std::span<const OpInfo> logicOps();
+// shape.cpp: data movement and shape ops.
+std::span<const OpInfo> shapeOps();
+// reduce.cpp: reductions, the softmax family, MatMul and Gemm.
+std::span<const OpInfo> reduceOps();
+// nn.cpp: convolution, pooling, normalization, Resize and LSTM.
+std::span<const OpInfo> nnOps();
 
 inline std::array<std::span<const OpInfo>, 5> numericFamilies() {
   return {elementwiseOps(), logicOps(), shapeOps(), reduceOps(), nnOps()};
