@@ -50,6 +50,11 @@ struct OpInfo {
   KernelFn kernel = nullptr;
   /// Draws from the run's random stream (tensor-semantics.md §6).
   bool nondeterministic = false;
+  /// Bit i set: input i is a shape operand (Reshape's shape, Slice's starts,
+  /// Expand's shape...): the output type depends on its value, so it must be
+  /// a constant in a statically shaped graph. The importer freezes graph
+  /// inputs that feed such slots when asked to (TVM's freeze_params).
+  uint64_t shapeOperands = 0;
 };
 
 inline constexpr uint32_t kOutputsPerInput = UINT32_MAX;
