@@ -170,8 +170,61 @@ struct Difference {
   std::string kind; ///< "output", "variable", "input", "caller", "weight"
   std::string name; ///< "output 0", "var:v", "input1", ...
   Bytes expected, got;
-  int64_t index = -1; ///< output / input index
+  int64_t index = -1;   ///< output / input index
+  std::string elements; ///< the first differing elements, with values and bits
 };
+
+/// `[1, 2]` for flat index 5 of shape [2, 3]; the flat index without a shape.
+std::string elementIndex(int64_t flat, const Shape &shape) {
+  if (shape.empty())
+    return std::to_string(flat);
+  Shape idx(shape.size());
+  for (size_t i = shape.size(); i-- > 0;) {
+    int64_t d = std::max<int64_t>(shape[i], 1);
+    idx[i] = flat % d;
+    flat /= d;
+  }
+  return shapeStr(idx);
+}
+
+std::string elementText(DType t, const uint8_t *p) {
+  std::string bits;
+  for (uint32_t b = dtypeBytes(t); b-- > 0;)
+    bits += fmt::format("{:02x}", p[b]);
+  auto text = formatElement(t, p);
+  return fmt::format("{} (0x{})", text ? *text : std::string("nan"), bits);
+}
+
+/// Does `y` refine `x` (tensor-semantics.md §7)? Element by element of the
+/// original's dtype: equal bit for bit, or both NaN, or the original's
+/// element indeterminate. Records the first differing elements in `detail`.
+bool refinesLocation(const Bytes &x, const Bytes &y, const ElementView *view, std::string &detail) {
+  if (x.size() != y.size() || !view)
+    return x == y;
+  DType t = view->dtype;
+  uint32_t w = dtypeBytes(t);
+  if (w == 0 || x.size() % w != 0)
+    return x == y;
+  bool same = true;
+  int shown = 0;
+  for (size_t i = 0; i < x.size() / w; ++i) {
+    const uint8_t *a = x.data() + i * w, *b = y.data() + i * w;
+    bool undef =
+        !view->undef.empty() && std::any_of(view->undef.begin() + static_cast<long>(i * w),
+                                            view->undef.begin() + static_cast<long>((i + 1) * w),
+                                            [](uint8_t u) { return u != 0; });
+    if (undef || elementsEqual(t, a, b))
+      continue;
+    same = false;
+    if (shown++ < 4)
+      detail += fmt::format("{}element {}: expected {}, got {}", detail.empty() ? "" : "; ",
+                            elementIndex(static_cast<int64_t>(i), view->shape), elementText(t, a),
+                            elementText(t, b));
+  }
+  if (shown > 4)
+    detail += fmt::format("; {} more", shown - 4);
+  return same;
+}
 
 std::vector<Difference> differences(const Observation &a, const Observation &b) {
   std::vector<Difference> out;
@@ -180,18 +233,25 @@ std::vector<Difference> differences(const Observation &a, const Observation &b) 
     const Bytes empty;
     const Bytes &x = k < a.outputs.size() ? a.outputs[k] : empty;
     const Bytes &y = k < b.outputs.size() ? b.outputs[k] : empty;
-    if (x != y)
-      out.push_back({"output", fmt::format("output {}", k), x, y, static_cast<int64_t>(k)});
+    const ElementView *view = k < a.outputViews.size() ? &a.outputViews[k] : nullptr;
+    std::string detail;
+    if (!refinesLocation(x, y, view, detail))
+      out.push_back({"output", fmt::format("output {}", k), x, y, static_cast<int64_t>(k), detail});
   }
   auto byKey = [&](const auto &xs, const auto &ys, const char *kind, auto name) {
     for (const auto &[key, bytes] : xs)
-      for (const auto &[key2, bytes2] : ys)
-        if (key == key2 && bytes != bytes2) {
-          Difference d{kind, name(key), bytes, bytes2};
-          if constexpr (std::is_integral_v<std::decay_t<decltype(key)>>)
-            d.index = key;
-          out.push_back(std::move(d));
-        }
+      for (const auto &[key2, bytes2] : ys) {
+        if (key != key2)
+          continue;
+        std::string label = name(key), detail;
+        auto it = a.views.find(label);
+        if (refinesLocation(bytes, bytes2, it == a.views.end() ? nullptr : &it->second, detail))
+          continue;
+        Difference d{kind, label, bytes, bytes2, -1, detail};
+        if constexpr (std::is_integral_v<std::decay_t<decltype(key)>>)
+          d.index = key;
+        out.push_back(std::move(d));
+      }
   };
   byKey(a.variables, b.variables, "variable", [](const std::string &k) { return "var:" + k; });
   byKey(a.inputs, b.inputs, "input", [](int64_t k) { return fmt::format("input{}", k); });
@@ -576,11 +636,15 @@ void compareExperiments(const Analysis &b, const ExperimentResult &ea, const Exp
         if (k < rb[run]->observation.outputBuffers.size())
           v.buffers.push_back(rb[run]->observation.outputBuffers[k]);
         v.message = fmt::format("graph output {} differs {}", k, when);
+        if (!d.elements.empty())
+          v.message += ": " + d.elements;
       } else if (d.kind == "variable") {
         v.kind = "value";
         v.nodes.push_back(d.name.substr(4));
         v.buffers.push_back(d.name);
         v.message = fmt::format("variable {} differs {}", d.name.substr(4), when);
+        if (!d.elements.empty())
+          v.message += ": " + d.elements;
       } else if (d.kind == "input" || d.kind == "caller") {
         if (d.kind == "input" && perms.inputUnspecified(d.index))
           continue;

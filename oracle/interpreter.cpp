@@ -6,6 +6,7 @@
 #include "oracle/interpreter.h"
 
 #include "ir/op_library.h"
+#include "oracle/fill.h"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -58,12 +59,7 @@ uint64_t mix(uint64_t a, uint64_t b) {
 
 /// Fills `n` bytes with the stream seeded by `seed`.
 void fillStream(uint8_t *dst, size_t n, uint64_t seed) {
-  uint64_t x = seed;
-  for (size_t i = 0; i < n; i += 8) {
-    uint64_t r = splitmix(x);
-    for (size_t j = 0; j < 8 && i + j < n; ++j)
-      dst[i + j] = static_cast<uint8_t>(r >> (8 * j));
-  }
+  fillBytes(dst, n, seed);
 }
 
 uint64_t hashString(std::string_view s) {
@@ -83,6 +79,8 @@ struct Interpreter::Impl {
     uint64_t typeHash = 0;
     bool tensorMove = false;
     bool scribble = false;
+    const Node *node = nullptr;                    ///< the node (numeric ops read attributes)
+    const OpInfo *numeric = nullptr;               ///< set when the op has a kernel
     std::vector<PortId> inputs;                    ///< kNoPort: unconnected slot
     std::vector<PortId> outputs;                   ///< kNoPort: no port
     std::vector<std::vector<PortId>> branchResult; ///< If/Case: [branch][k]
@@ -115,6 +113,13 @@ struct Interpreter::Impl {
   std::vector<BufferId> scribbled;
   std::vector<uint64_t> domainRuns; ///< per domain, since construction
   uint64_t arithmetic = 0;          ///< the placeholder arithmetic's variant
+  /// Indeterminate bytes (tensor-semantics.md §2), parallel to `mem`;
+  /// allocated when the first indeterminate byte is written.
+  std::vector<uint8_t> undefMem;
+  std::vector<uint8_t> scratchUndef;             ///< the snapshot's flags (when undefMem is in use)
+  uint64_t runSeed = 0;                          ///< keys the random ops' streams (§6)
+  std::vector<std::vector<uint64_t>> executions; ///< per domain and step, this run
+  std::map<int64_t, Bytes> inputOverrides;       ///< `graphvet run --input`
 
   Impl(const Module &mod, const MemoryPlan &p, const InlinedModule &i)
       : m(mod), plan(p), inl(i), domainRuns(i.domains.size(), 0) {
@@ -174,6 +179,9 @@ struct Interpreter::Impl {
     e.typeHash = hashString(n.type);
     e.tensorMove = isTensorMove(n);
     e.scribble = isInputMutable(n);
+    e.node = &n;
+    if (st.kind == StepKind::Compute)
+      e.numeric = numericDefinition(n);
     for (const auto &src : n.inputs)
       e.inputs.push_back(src ? plan.portId(st.graph, *src) : kNoPort);
     for (uint32_t k = 0; k < n.numOutputs; ++k)
@@ -247,14 +255,52 @@ struct Interpreter::Impl {
 
   void fillBuffer(BufferId b, uint64_t seed) {
     const BufferInfo &bi = info(b);
+    clearUndef(b);
+    if (bi.literal) { // a Const holds its value
+      std::copy(bi.literal->bytes().begin(), bi.literal->bytes().end(), data(b));
+      return;
+    }
+    if (bi.kind == BufferKind::UserInput)
+      if (auto it = inputOverrides.find(bi.inputIndex); it != inputOverrides.end()) {
+        size_t n = std::min<size_t>(bi.size, it->second.size());
+        std::copy_n(it->second.data(), n, data(b));
+        std::fill(data(b) + n, data(b) + bi.size, 0);
+        return;
+      }
     uint64_t s = mix(mix(seed, static_cast<uint64_t>(bi.kind) + 1), hashString(bi.key));
-    fillStream(data(b), bi.size, s);
+    fillTyped(data(b), bi.size, bi.type, s);
+  }
+
+  // -- indeterminate bytes ----------------------------------------------------
+
+  bool undefInUse() const { return !undefMem.empty(); }
+  void clearUndef(BufferId b) {
+    if (undefInUse())
+      std::fill_n(undefMem.data() + offset[b], info(b).size, 0);
+  }
+  /// Marks bytes [from, from + n) of buffer b (1 = indeterminate).
+  void setUndefBytes(BufferId b, uint32_t from, uint32_t n, bool u) {
+    if (!u && !undefInUse())
+      return;
+    if (!undefInUse())
+      undefMem.assign(mem.size(), 0);
+    std::fill_n(undefMem.data() + offset[b] + from, n, static_cast<uint8_t>(u));
+  }
+  bool anyUndefIn(BufferId b) const {
+    if (!undefInUse())
+      return false;
+    const uint8_t *u = undefMem.data() + offset[b];
+    return std::any_of(u, u + info(b).size, [](uint8_t x) { return x != 0; });
+  }
+  bool snapshotHasUndef() const {
+    return std::any_of(scratchUndef.begin(), scratchUndef.end(), [](uint8_t x) { return x != 0; });
   }
 
   void fillState(uint64_t seed) {
     if (tooLarge)
       return;
     std::fill(mem.begin(), mem.end(), 0);
+    undefMem.clear();
     for (int k = 0; k < 4; ++k) // every kind but Fresh
       for (BufferId b : byKind[k])
         fillBuffer(b, seed);
@@ -271,18 +317,40 @@ struct Interpreter::Impl {
 
   Bytes bytesOf(BufferId b) { return Bytes(data(b), data(b) + info(b).size); }
 
+  ElementView viewOf(BufferId b) {
+    ElementView v;
+    v.dtype = info(b).type.dtype;
+    v.shape = info(b).type.shape;
+    if (anyUndefIn(b))
+      v.undef.assign(undefMem.data() + offset[b], undefMem.data() + offset[b] + info(b).size);
+    return v;
+  }
+
   Observation observe() {
     Observation o;
     for (PortId p : rootOutputs) {
       if (p == kNoPort) {
         o.outputs.emplace_back();
         o.outputBuffers.emplace_back();
+        o.outputViews.emplace_back();
         continue;
       }
       BufferId b = bufferOf(p);
       o.outputs.push_back(bytesOf(b));
       o.outputBuffers.push_back(info(b).label);
+      ElementView v = viewOf(b);
+      if (plan.portType(p).byteSize() == info(b).size) {
+        v.dtype = plan.portType(p).dtype;
+        v.shape = plan.portType(p).shape;
+      } else {
+        v.dtype = DType::U8;
+        v.shape = {static_cast<int64_t>(info(b).size)};
+      }
+      o.outputViews.push_back(std::move(v));
     }
+    for (int k = 0; k < 4; ++k) // every kind but Fresh
+      for (BufferId b : byKind[k])
+        o.views.emplace(info(b).label, viewOf(b));
     for (BufferId b : byKind[static_cast<int>(BufferKind::Variable)])
       if (info(b).declared)
         o.variables.push_back({info(b).key, bytesOf(b)});
@@ -320,6 +388,7 @@ struct Interpreter::Impl {
 
   void snapshot(const StepExec &e) {
     scratch.clear();
+    scratchUndef.clear();
     slots.clear();
     for (PortId p : e.inputs) {
       if (p == kNoPort) {
@@ -329,6 +398,9 @@ struct Interpreter::Impl {
       BufferId b = bufferOf(p);
       slots.push_back({static_cast<uint32_t>(scratch.size()), info(b).size, true});
       scratch.insert(scratch.end(), data(b), data(b) + info(b).size);
+      if (undefInUse())
+        scratchUndef.insert(scratchUndef.end(), undefMem.data() + offset[b],
+                            undefMem.data() + offset[b] + info(b).size);
     }
   }
 
@@ -341,7 +413,7 @@ struct Interpreter::Impl {
     return h;
   }
 
-  void compute(const Step &st, const StepExec &e) {
+  void compute(const Step &st, const StepExec &e, DomainId d, StepIndex s) {
     // An output bound to a variable no node declares has no memory to live in.
     for (PortId p : e.outputs)
       if (p != kNoPort && plan.port(p).rule == BindRule::Own && !info(plan.port(p).own).declared)
@@ -350,7 +422,12 @@ struct Interpreter::Impl {
                                            st.name, plan.port(p).index,
                                            info(plan.port(p).own).label));
     snapshot(e);
+    if (e.numeric)
+      return computeNumeric(st, e, executions[d][s]++);
     uint64_t h = digest();
+    // The placeholder mix depends on every input byte: one indeterminate
+    // input byte makes every computed byte indeterminate (§2).
+    bool undefIn = snapshotHasUndef();
     // Fresh (and variable-bound) outputs and copies first...
     for (uint32_t k = 0; k < e.outputs.size(); ++k) {
       PortId p = e.outputs[k];
@@ -360,6 +437,7 @@ struct Interpreter::Impl {
       if (pp.write == PortWrite::Compute) {
         BufferId b = bufferOf(p);
         fillStream(beginWrite(b, st.name), info(b).size, mix(mix(h, opKey(e)), k + 1));
+        setUndefBytes(b, 0, info(b).size, undefIn);
       } else if (pp.write == PortWrite::Copy) {
         // An unconnected slot reads as zero bytes (the verifier already
         // refuses a TensorMove without input; Identity(_) copies nothing).
@@ -371,6 +449,10 @@ struct Interpreter::Impl {
         if (n > 0) // (slots[0] does not exist for an Identity without inputs)
           std::copy_n(scratch.data() + slots[0].offset, n, dst);
         std::fill(dst + n, dst + info(b).size, 0);
+        if (undefInUse()) {
+          std::copy_n(scratchUndef.data() + slots[0].offset, n, undefMem.data() + offset[b]);
+          setUndefBytes(b, n, info(b).size - n, false);
+        }
       }
     }
     // ...then in-place ref writes...
@@ -380,8 +462,14 @@ struct Interpreter::Impl {
         continue;
       BufferId b = bufferOf(p);
       fillStream(beginWrite(b, st.name), info(b).size, mix(mix(h, opKey(e)), k + 1));
+      setUndefBytes(b, 0, info(b).size, undefIn);
     }
-    // ...then scribbles, once per distinct input buffer.
+    scribble(st, e);
+  }
+
+  /// A scope write: every distinct input buffer is scribbled once (an
+  /// indeterminate byte stays indeterminate).
+  void scribble(const Step &st, const StepExec &e) {
     if (e.scribble) {
       scribbled.clear();
       for (uint32_t i = 0; i < e.inputs.size(); ++i) {
@@ -400,6 +488,59 @@ struct Interpreter::Impl {
         }
       }
     }
+  }
+
+  /// A numeric op (tensor-semantics.md): typed tensors from the snapshot,
+  /// the op's kernel, its outputs written to their buffers with their
+  /// indeterminate elements.
+  void computeNumeric(const Step &st, const StepExec &e, uint64_t execution) {
+    std::vector<Tensor> ins(e.inputs.size());
+    std::vector<const Tensor *> ptrs(e.inputs.size(), nullptr);
+    for (size_t i = 0; i < e.inputs.size(); ++i) {
+      if (!slots[i].connected)
+        continue;
+      ins[i] = Tensor(plan.portType(e.inputs[i]));
+      std::span<uint8_t> dst = ins[i].bytes();
+      uint32_t n = std::min<uint32_t>(slots[i].size, static_cast<uint32_t>(dst.size()));
+      std::copy_n(scratch.data() + slots[i].offset, n, dst.data());
+      if (!scratchUndef.empty()) {
+        uint32_t w = dtypeBytes(ins[i].dtype());
+        for (uint32_t byte = 0; byte < n; ++byte)
+          if (scratchUndef[slots[i].offset + byte])
+            ins[i].setUndef(byte / w);
+      }
+      ptrs[i] = &ins[i];
+    }
+    std::vector<Tensor> outs;
+    for (PortId p : e.outputs)
+      outs.emplace_back(p == kNoPort ? TensorType{DType::U8, {0}} : plan.portType(p));
+    std::optional<RandomStream> stream;
+    if (e.numeric->nondeterministic)
+      stream.emplace(runSeed, st.name, execution);
+    KernelContext ctx{*e.node, ptrs, outs, stream ? &*stream : nullptr};
+    e.numeric->kernel(ctx);
+    for (uint32_t k = 0; k < e.outputs.size(); ++k) {
+      PortId p = e.outputs[k];
+      if (p == kNoPort)
+        continue;
+      PortWrite w = plan.port(p).write;
+      if (w != PortWrite::Compute && w != PortWrite::Ref && w != PortWrite::Copy)
+        continue; // a view: the bytes already are the input's
+      BufferId b = bufferOf(p);
+      uint8_t *dst = beginWrite(b, st.name);
+      std::span<const uint8_t> src = outs[k].bytes();
+      uint32_t n = std::min<uint32_t>(info(b).size, static_cast<uint32_t>(src.size()));
+      std::copy_n(src.data(), n, dst);
+      std::fill(dst + n, dst + info(b).size, 0);
+      clearUndef(b);
+      if (outs[k].anyUndef()) {
+        uint32_t width = dtypeBytes(outs[k].dtype());
+        for (int64_t i = 0; i < outs[k].size(); ++i)
+          if (outs[k].isUndef(i) && (i + 1) * width <= n)
+            setUndefBytes(b, static_cast<uint32_t>(i * width), width, true);
+      }
+    }
+    scribble(st, e);
   }
 
   /// The op's key in the placeholder arithmetic: its type, keyed by the
@@ -433,7 +574,7 @@ struct Interpreter::Impl {
     case StepKind::Noop:
       return;
     case StepKind::Compute:
-      return compute(st, e);
+      return compute(st, e, d, s);
     case StepKind::If:
     case StepKind::Case:
       return runBranch(st, e, orders);
@@ -461,6 +602,7 @@ struct Interpreter::Impl {
       } else {
         BufferId b = plan.port(p).own;
         std::fill_n(beginWrite(b, st.name), info(b).size, 0);
+        clearUndef(b);
         dyn[p] = b;
       }
     }
@@ -469,7 +611,7 @@ struct Interpreter::Impl {
   void runWhile(const Step &st, const StepExec &e, const DomainOrders &orders) {
     if (st.subdomains.size() != 2)
       throw InterpreterFault(fmt::format("{} needs a cond and a body subgraph", st.name));
-    std::vector<Bytes> results;
+    std::vector<Bytes> results, resultUndef;
     for (uint64_t iter = 0;; ++iter) {
       runDomain(st.subdomains[0], orders);
       if (firstByte(e.condResult) % 2 == 0 || iter >= e.maxIterations)
@@ -477,8 +619,11 @@ struct Interpreter::Impl {
       runDomain(st.subdomains[1], orders);
       // Write back every body result into its loop variable (read all, then write).
       results.clear();
-      for (auto [j, p] : e.bodyResults)
+      resultUndef.clear();
+      for (auto [j, p] : e.bodyResults) {
         results.push_back(p == kNoPort ? Bytes{} : bytesOf(bufferOf(p)));
+        resultUndef.push_back(p == kNoPort ? Bytes{} : viewOf(bufferOf(p)).undef);
+      }
       for (size_t r = 0; r < e.bodyResults.size(); ++r) {
         auto [j, p] = e.bodyResults[r];
         if (j >= e.loopVar.size() || e.loopVar[j] == kNoPort)
@@ -490,6 +635,10 @@ struct Interpreter::Impl {
         uint32_t n = std::min<uint32_t>(info(dst).size, static_cast<uint32_t>(results[r].size()));
         std::copy_n(results[r].data(), n, d);
         std::fill(d + n, d + info(dst).size, 0);
+        clearUndef(dst);
+        for (uint32_t i = 0; i < n && i < resultUndef[r].size(); ++i)
+          if (resultUndef[r][i])
+            setUndefBytes(dst, i, 1, true);
       }
     }
   }
@@ -502,6 +651,9 @@ struct Interpreter::Impl {
     }
     dyn.assign(plan.ports().size(), kNoBuffer);
     stepsRun = 0;
+    executions.assign(inl.domains.size(), {});
+    for (DomainId d = 0; d < inl.domains.size(); ++d)
+      executions[d].assign(inl.domains[d].steps.size(), 0);
     weightWrites.clear();
     try {
       if (!inl.domains.empty())
@@ -530,7 +682,21 @@ Interpreter::~Interpreter() {
 
 RunOutcome Interpreter::runOnce(uint64_t stateSeed, const DomainOrders &orders) {
   impl_->fillState(stateSeed);
+  impl_->runSeed = mix(stateSeed, 1);
   return impl_->run(orders);
+}
+
+bool Interpreter::setInputBytes(int64_t index, const Bytes &bytes) {
+  for (BufferId b : impl_->byKind[static_cast<int>(BufferKind::UserInput)])
+    if (impl_->info(b).inputIndex == index) {
+      impl_->inputOverrides[index] = bytes;
+      return true;
+    }
+  return false;
+}
+
+bool ElementView::anyUndef() const {
+  return std::any_of(undef.begin(), undef.end(), [](uint8_t u) { return u != 0; });
 }
 
 void Interpreter::setArithmetic(uint64_t variant) {
@@ -544,6 +710,7 @@ const std::vector<uint64_t> &Interpreter::domainRuns() const {
 ExperimentResult Interpreter::experiment(uint64_t stateSeed, const DomainOrders &orders) {
   ExperimentResult r;
   impl_->fillState(stateSeed);
+  impl_->runSeed = mix(stateSeed, 1);
   r.run1 = impl_->run(orders);
   if (r.run1.crashed || r.run1.budgetExceeded)
     return r;
@@ -555,6 +722,7 @@ ExperimentResult Interpreter::experiment(uint64_t stateSeed, const DomainOrders 
     return r;
   }
   impl_->refillInputs(stateSeed);
+  impl_->runSeed = mix(stateSeed, 2);
   r.run2 = impl_->run(orders);
   return r;
 }
@@ -676,6 +844,12 @@ RunReport runModule(const Module &m, const RunOptions &opts) {
       return rep;
     }
   Interpreter interp(m, plan, inl);
+  for (const auto &[index, bytes] : opts.inputs)
+    if (!interp.setInputBytes(index, bytes)) {
+      rep.error = fmt::format("the graph has no user input {} (no root Data with index = {})",
+                              index, index);
+      return rep;
+    }
   std::string err;
   auto order = interp.schedule(0, opts.schedule, err);
   if (!order) {

@@ -9,6 +9,7 @@
 #include "oracle/memory_plan.h"
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,6 +21,16 @@ using Bytes = std::vector<uint8_t>;
 /// Lower-case hex, no separators ("" for no bytes).
 std::string toHex(const Bytes &b);
 
+/// How a location's bytes are compared element by element
+/// (tensor-semantics.md §7): the dtype of its elements and which of its
+/// bytes are indeterminate.
+struct ElementView {
+  DType dtype = DType::U8;
+  Shape shape; ///< for naming elements in reports; empty when unknown
+  Bytes undef; ///< one flag per byte (1 = indeterminate); empty when all are determinate
+  bool anyUndef() const;
+};
+
 /// Everything the caller can observe after one run (semantics.md §3).
 struct Observation {
   std::vector<Bytes> outputs;             ///< graph output k (root NetOutput input k)
@@ -28,6 +39,10 @@ struct Observation {
   std::vector<std::pair<int64_t, Bytes>> inputs;           ///< user inputs, by index
   std::vector<std::pair<std::string, Bytes>> callerMemory; ///< root Data without index
   std::vector<std::pair<std::string, Bytes>> weights;      ///< by qualified node name
+  std::vector<ElementView> outputViews;                    ///< parallel to outputs
+  /// Element views of the other locations by label ("var:v", "input0",
+  /// "caller:x", "weight:c").
+  std::map<std::string, ElementView> views;
 };
 
 struct WeightWrite {
@@ -101,6 +116,10 @@ public:
   /// deterministic mix of inputs, op type and output index): variant v keys
   /// the op type's hash by v. 0, the default, is the documented mix.
   void setArithmetic(uint64_t variant);
+  /// Replaces the seeded content of user input `index` in every later fill
+  /// (`graphvet run --input`); the bytes are cut or zero-padded to the
+  /// buffer's size. False when the module has no such input.
+  bool setInputBytes(int64_t index, const Bytes &bytes);
   /// How many times each domain has started running since construction, over
   /// every run (a branch not taken and a loop body whose cond failed stay 0).
   const std::vector<uint64_t> &domainRuns() const;
@@ -114,10 +133,12 @@ private:
 struct RunOptions {
   uint64_t seed = 1;
   ScheduleRequest schedule;
+  /// Bytes of user inputs by index, instead of seeded values (both runs).
+  std::map<int64_t, Bytes> inputs;
 };
 
 struct RunReport {
-  bool ok = false; ///< false: `error` says why (malformed, cyclic, bad schedule)
+  bool ok = false; ///< false: `error` says why (malformed, cyclic, bad schedule, unknown input)
   std::string error;
   std::vector<std::string> schedule; ///< root-domain order used
   ExperimentResult result;

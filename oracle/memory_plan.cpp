@@ -33,10 +33,15 @@ public:
   PlanBuilder(const Module &m, MemoryPlan &plan) : m_(m), p_(plan) {}
 
   void run() {
+    // Types are the IR's (ir/types.h), like the op library: a fact of the
+    // graph, not of any pass. Errors were the verifier's to report.
+    Diagnostics ignored;
+    p_.types_ = inferModuleTypes(m_, ignored);
     assignPortIds();
     state_.assign(p_.ports_.size(), kUnvisited);
     for (PortId id = 0; id < p_.ports_.size(); ++id)
       resolve(id);
+    typeBuffers();
   }
 
 private:
@@ -89,8 +94,31 @@ private:
     return static_cast<BufferId>(p_.buffers_.size() - 1);
   }
 
+  /// Each buffer takes the type of the first port (in port order) bound to
+  /// it as its owner; a Const's literal fills its weight buffer.
+  void typeBuffers() {
+    std::vector<bool> typed(p_.buffers_.size(), false);
+    for (PortId id = 0; id < p_.ports_.size(); ++id) {
+      const PortPlan &pp = p_.ports_[id];
+      if (pp.rule != BindRule::Own || pp.own == kNoBuffer || typed[pp.own])
+        continue;
+      typed[pp.own] = true;
+      BufferInfo &b = p_.buffers_[pp.own];
+      b.type = p_.portType(id);
+      if (b.type.byteSize() != b.size) // a description the types could not follow
+        b.type = TensorType{DType::U8, {static_cast<int64_t>(b.size)}};
+      const Node &n = m_.graph(pp.graph).node(pp.node);
+      if (b.kind == BufferKind::Weight && pp.index == 0)
+        if (const Tensor *v = attrTensor(n, "value"); v && v->bytes().size() == b.size)
+          b.literal = v;
+    }
+  }
+
   uint32_t sizeOf(const PortPlan &pp) {
     const Node &n = m_.graph(pp.graph).node(pp.node);
+    if (const TensorType *t = p_.types_.of(pp.graph, OutPort{pp.node, pp.index});
+        t && t->checkedElements() && t->byteSize() <= kMaxBufferBytes)
+      return static_cast<uint32_t>(t->byteSize());
     auto bytes = outputBytes(n, pp.index);
     if (!bytes) {
       error(
@@ -435,6 +463,12 @@ MemoryPlan MemoryPlan::build(const Module &m) {
   MemoryPlan plan;
   PlanBuilder(m, plan).run();
   return plan;
+}
+
+const TensorType &MemoryPlan::portType(PortId p) const {
+  const PortPlan &pp = ports_[p];
+  const TensorType *t = types_.of(pp.graph, OutPort{pp.node, pp.index});
+  return t ? *t : defaultType_;
 }
 
 PortId MemoryPlan::portId(GraphId g, OutPort p) const {

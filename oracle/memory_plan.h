@@ -7,6 +7,8 @@
 #pragma once
 
 #include "ir/graph.h"
+#include "ir/tensor.h"
+#include "ir/types.h"
 
 #include <cstdint>
 #include <string>
@@ -40,6 +42,12 @@ struct BufferInfo {
   /// Variable/VariableV2/RefData node declares it (a node whose output would
   /// live there faults when it runs).
   bool declared = true;
+  /// The type of the first port that owns the buffer (its elements' dtype
+  /// for filling and comparing, tensor-semantics.md §7).
+  TensorType type;
+  /// Weights only: the `value` literal of the Const that owns the buffer
+  /// (the buffer holds it instead of seeded random bytes); null otherwise.
+  const Tensor *literal = nullptr;
 };
 
 /// How an output port gets its buffer.
@@ -92,6 +100,9 @@ public:
   std::string describe(const Module &m) const;
   /// Buffer of a user input index, variable name, weight key; kNoBuffer if none.
   BufferId findBuffer(BufferKind kind, const std::string &key) const;
+  /// The inferred type of an output port (tensor-semantics.md §1); the
+  /// default description f32 [4] when inference could not type it.
+  const TensorType &portType(PortId p) const;
 
 private:
   friend class PlanBuilder;
@@ -102,6 +113,8 @@ private:
   std::vector<std::string> graphNames_;
   std::vector<std::vector<std::string>> nodeNames_;
   std::vector<std::string> errors_;
+  ModuleTypes types_;
+  TensorType defaultType_ = defaultPortType();
 };
 
 } // namespace graphvet::oracle

@@ -3,11 +3,11 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <sstream>
-#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -32,7 +32,9 @@ std::optional<std::string> findOnPath(const std::string &program) {
 
 } // namespace
 
-bool graphvizAvailable() { return findOnPath("dot").has_value(); }
+bool graphvizAvailable() {
+  return findOnPath("dot").has_value();
+}
 
 std::optional<std::string> renderDot(const std::string &dotText, const std::string &format,
                                      std::string &error) {
@@ -66,8 +68,8 @@ std::optional<std::string> renderDot(const std::string &dotText, const std::stri
     _exit(127);
   }
   int status = 0;
-  bool ok = pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
-            WEXITSTATUS(status) == 0;
+  bool ok =
+      pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
   std::optional<std::string> result;
   if (ok) {
     std::ifstream f(out, std::ios::binary);

@@ -33,9 +33,6 @@ constexpr OpInfo kOps[] = {
     {"Identity", OpKind::Copy, 1, kNone, kNone, false, "copies input 0 into a fresh buffer"},
     {"MemcpyAsync", OpKind::Copy, 1, kNone, kNone, false, "copies input 0 into a fresh buffer"},
     // Ref writers: output 0 is input 0, written in place.
-    {"Assign", OpKind::Ordinary, 1, kOut0RefIn0, kNone, false, "writes input 0 in place"},
-    {"AssignAdd", OpKind::Ordinary, 1, kOut0RefIn0, kNone, false, "writes input 0 in place"},
-    {"AssignSub", OpKind::Ordinary, 1, kOut0RefIn0, kNone, false, "writes input 0 in place"},
     {"ScatterUpdate", OpKind::Ordinary, 1, kOut0RefIn0, kNone, false, "writes input 0 in place"},
     {"ScatterNdUpdate", OpKind::Ordinary, 1, kOut0RefIn0, kNone, false, "writes input 0 in place"},
     {"ScatterAdd", OpKind::Ordinary, 1, kOut0RefIn0, kNone, false, "writes input 0 in place"},
@@ -133,6 +130,15 @@ std::vector<const OpInfo *> allOps() {
 bool isNumericOp(std::string_view type) {
   const OpInfo &op = lookupOp(type);
   return op.infer && op.kernel;
+}
+
+const OpInfo *numericDefinition(const Node &n) {
+  const OpInfo &op = lookupOp(n.type);
+  if (!op.infer || !op.kernel)
+    return nullptr;
+  if (op.numericArity != 0 && n.inputs.size() != op.numericArity)
+    return nullptr;
+  return &op;
 }
 
 OpKind opKind(const Node &n) {

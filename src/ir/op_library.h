@@ -55,6 +55,11 @@ struct OpInfo {
   /// a constant in a statically shaped graph. The importer freezes graph
   /// inputs that feed such slots when asked to (TVM's freeze_params).
   uint64_t shapeOperands = 0;
+  /// GE's own ops with a numeric form (the Assign family): when nonzero, the
+  /// numeric definition applies to nodes with exactly this many inputs; a
+  /// node of another arity keeps semantics.md §2's placeholder meaning (the
+  /// version-1 reading). ONNX ops leave it 0: any arity is checked.
+  uint32_t numericArity = 0;
 };
 
 inline constexpr uint32_t kOutputsPerInput = UINT32_MAX;
@@ -66,6 +71,9 @@ const OpInfo &lookupOp(std::string_view type);
 std::vector<const OpInfo *> allOps();
 /// True when the op type has a numeric definition (infer and kernel).
 bool isNumericOp(std::string_view type);
+/// The op's row when its numeric definition applies to this node (infer and
+/// kernel set, arity as OpInfo::numericArity demands); nullptr otherwise.
+const OpInfo *numericDefinition(const Node &n);
 
 OpKind opKind(const Node &n);
 /// Default output count of a node of this type with `numInputs` inputs.
@@ -105,7 +113,7 @@ bool needsContinuousInput(const Node &n);
 /// i32, u32, i64, u64, bool); nullopt for an unknown dtype.
 std::optional<uint32_t> dtypeSize(std::string_view dtype);
 /// Largest buffer the interpreter allocates for one output.
-inline constexpr uint64_t kMaxBufferBytes = 1 << 16;
+inline constexpr uint64_t kMaxBufferBytes = uint64_t{1} << 26;
 /// Byte size of output `out` from `outK.dtype` (default f32) and `outK.shape`
 /// (default [4]); nullopt when the description is malformed or over
 /// kMaxBufferBytes.

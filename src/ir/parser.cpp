@@ -14,14 +14,19 @@
 
 #include "ir/op_library.h"
 #include "ir/printer.h"
+#include "ir/tensor.h"
 #include "ir/verifier.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <set>
+#include <span>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -35,6 +40,7 @@ enum class Tok : uint8_t {
   Ident,
   String,
   Int,
+  Float, ///< a float literal (text kept for exact rounding to the target dtype)
   LBrace,
   RBrace,
   LParen,
@@ -53,8 +59,9 @@ struct Token {
   Tok kind = Tok::End;
   SourceLoc loc;
   bool lineStart = false; ///< first token on its line
-  std::string text;       ///< identifier name or unescaped string contents
+  std::string text;       ///< identifier name, unescaped string, or number text
   int64_t value = 0;      ///< integer value
+  bool overflow = false;  ///< an integer literal outside int64 (an error where used as int)
 };
 
 bool isIdentStart(char c) {
@@ -169,6 +176,14 @@ std::vector<Token> lex(std::string_view text, Diagnostics &diags) {
       toks.push_back(std::move(t));
       continue;
     }
+    if (c == '-' && text.substr(i, 4) == "-inf" &&
+        (i + 4 >= text.size() || !isIdentChar(text[i + 4]))) {
+      t.kind = Tok::Float;
+      t.text = "-inf";
+      advance(4);
+      toks.push_back(std::move(t));
+      continue;
+    }
     if (isDigit(c) || (c == '-' && i + 1 < text.size() && isDigit(text[i + 1]))) {
       bool negative = c == '-';
       size_t j = negative ? i + 1 : i;
@@ -184,12 +199,33 @@ std::vector<Token> lex(std::string_view text, Diagnostics &diags) {
           magnitude = magnitude * 10 + d;
         ++j;
       }
-      if (overflow || (!negative && magnitude == kLimit)) {
-        error(t.loc, "integer out of range");
-        break;
+      // A fraction or an exponent makes it a float (graph-format.md v2).
+      bool isFloatLit = false;
+      if (j < text.size() && text[j] == '.') {
+        isFloatLit = true;
+        ++j;
+        while (j < text.size() && isDigit(text[j]))
+          ++j;
       }
-      t.kind = Tok::Int;
-      t.value = negative ? static_cast<int64_t>(0 - magnitude) : static_cast<int64_t>(magnitude);
+      if (j < text.size() && (text[j] == 'e' || text[j] == 'E')) {
+        size_t k = j + 1;
+        if (k < text.size() && (text[k] == '+' || text[k] == '-'))
+          ++k;
+        if (k < text.size() && isDigit(text[k])) {
+          isFloatLit = true;
+          j = k;
+          while (j < text.size() && isDigit(text[j]))
+            ++j;
+        }
+      }
+      t.text = std::string(text.substr(i, j - i));
+      if (isFloatLit) {
+        t.kind = Tok::Float;
+      } else {
+        t.kind = Tok::Int;
+        t.overflow = overflow || (!negative && magnitude == kLimit);
+        t.value = negative ? static_cast<int64_t>(0 - magnitude) : static_cast<int64_t>(magnitude);
+      }
       advance(j - i);
       toks.push_back(std::move(t));
       continue;
@@ -255,7 +291,9 @@ std::string describe(const Token &t) {
   case Tok::String:
     return "a string";
   case Tok::Int:
-    return fmt::format("integer {}", t.value);
+    return fmt::format("integer {}", t.text);
+  case Tok::Float:
+    return fmt::format("number {}", t.text);
   case Tok::LBrace:
     return "'{'";
   case Tok::RBrace:
@@ -324,12 +362,34 @@ struct PGraph {
 
 constexpr size_t kMaxDiagnostics = 100;
 
+/// A float attribute's text as the nearest double (attributes are doubles).
+double parseDoubleText(const std::string &text) {
+  if (text == "nan")
+    return std::numeric_limits<double>::quiet_NaN();
+  if (text == "inf")
+    return std::numeric_limits<double>::infinity();
+  if (text == "-inf")
+    return -std::numeric_limits<double>::infinity();
+  return std::strtod(text.c_str(), nullptr);
+}
+
+int hexDigit(char c) {
+  if (c >= '0' && c <= '9')
+    return c - '0';
+  if (c >= 'a' && c <= 'f')
+    return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F')
+    return c - 'A' + 10;
+  return -1;
+}
+
 // ---------------------------------------------------------------------------
 // Parser
 
 class Parser {
 public:
-  Parser(std::vector<Token> toks, Diagnostics &diags) : toks_(std::move(toks)), diags_(diags) {}
+  Parser(std::vector<Token> toks, Diagnostics &diags, std::string baseDir)
+      : toks_(std::move(toks)), baseDir_(std::move(baseDir)), diags_(diags) {}
 
   void parseFile() {
     while (!at(Tok::End) && !tooMany()) {
@@ -670,6 +730,10 @@ private:
         error(cur().loc, fmt::format("expected output index after ':', found {}", describe(cur())));
         return false;
       }
+      if (cur().overflow) {
+        error(cur().loc, "integer out of range");
+        return false;
+      }
       int64_t v = cur().value;
       if (v < 0) {
         error(cur().loc, fmt::format("output index {} is negative", v));
@@ -755,7 +819,15 @@ private:
     const Token &t = cur();
     switch (t.kind) {
     case Tok::Int:
+      if (t.overflow) {
+        error(t.loc, "integer out of range");
+        return false;
+      }
       out = AttrValue::ofInt(t.value);
+      next();
+      return true;
+    case Tok::Float:
+      out = AttrValue::ofFloat(parseDoubleText(t.text));
       next();
       return true;
     case Tok::String:
@@ -765,6 +837,10 @@ private:
     case Tok::Ident:
       if (t.text == "true" || t.text == "false")
         out = AttrValue::ofBool(t.text == "true");
+      else if (t.text == "inf" || t.text == "nan")
+        out = AttrValue::ofFloat(parseDoubleText(t.text));
+      else if (parseDType(t.text) && peek().kind == Tok::LBracket)
+        return parseTensor(out);
       else
         out = AttrValue::ofIdent(t.text);
       next();
@@ -807,7 +883,186 @@ private:
     }
   }
 
+  /// One element of a tensor literal: a number, `inf`, `-inf`, `nan`, or
+  /// (bool tensors) `true`/`false`.
+  bool parseTensorElement(DType dt, uint8_t *dst) {
+    const Token &e = cur();
+    bool word = e.kind == Tok::Ident &&
+                (e.text == "inf" || e.text == "nan" || e.text == "true" || e.text == "false");
+    if (e.kind != Tok::Int && e.kind != Tok::Float && !word) {
+      error(e.loc, fmt::format("expected a number of {}, found {}", dtypeName(dt), describe(e)));
+      return false;
+    }
+    std::string why;
+    if (!parseElement(dt, e.text, dst, why)) {
+      error(e.loc, why);
+      return false;
+    }
+    next();
+    return true;
+  }
+
+  bool expect(Tok k, const char *what) {
+    if (at(k)) {
+      next();
+      return true;
+    }
+    error(cur().loc, fmt::format("expected {}, found {}", what, describe(cur())));
+    return false;
+  }
+
+  /// `dtype [dims] ( {elements} | splat(x) | hex "..." | file("name", offset) )`
+  /// (graph-format.md version 2). The current token is the dtype.
+  bool parseTensor(AttrValue &out) {
+    SourceLoc litLoc = cur().loc;
+    DType dt = *parseDType(cur().text);
+    next();
+    next(); // '['
+    std::string openBefore = open_;
+    open_ += '[';
+    Shape shape;
+    while (!at(Tok::RBracket)) {
+      if (!at(Tok::Int) || cur().overflow || cur().value < 0) {
+        error(cur().loc,
+              fmt::format("expected a non-negative dimension, found {}", describe(cur())));
+        return false;
+      }
+      shape.push_back(cur().value);
+      next();
+      if (at(Tok::Comma)) {
+        next();
+        continue;
+      }
+      if (!at(Tok::RBracket)) {
+        error(cur().loc,
+              fmt::format("expected ',' or ']' in a tensor shape, found {}", describe(cur())));
+        return false;
+      }
+    }
+    next(); // ']'
+    open_ = openBefore;
+    TensorType type{dt, shape};
+    auto count = type.checkedElements();
+    if (!count || static_cast<uint64_t>(*count) * dtypeBytes(dt) > kMaxLiteralBytes) {
+      error(litLoc,
+            fmt::format("tensor literal {} is larger than {} bytes", type.str(), kMaxLiteralBytes));
+      return false;
+    }
+    auto tensor = std::make_shared<Tensor>(type);
+    uint32_t width = dtypeBytes(dt);
+    if (at(Tok::LBrace)) {
+      next();
+      open_ += '{';
+      int64_t i = 0;
+      while (!at(Tok::RBrace)) {
+        if (i >= *count) {
+          error(cur().loc,
+                fmt::format("tensor literal {} has more than {} elements", type.str(), *count));
+          return false;
+        }
+        if (!parseTensorElement(dt, tensor->at(i)))
+          return false;
+        ++i;
+        if (at(Tok::Comma)) {
+          next();
+          continue;
+        }
+        if (!at(Tok::RBrace)) {
+          error(cur().loc,
+                fmt::format("expected ',' or '}}' in a tensor literal, found {}", describe(cur())));
+          return false;
+        }
+      }
+      next(); // '}'
+      open_ = openBefore;
+      if (i != *count) {
+        error(litLoc,
+              fmt::format("tensor literal {} needs {} elements, found {}", type.str(), *count, i));
+        return false;
+      }
+    } else if (isKw(cur(), "splat")) {
+      next();
+      if (!expect(Tok::LParen, "'(' after 'splat'"))
+        return false;
+      std::vector<uint8_t> one(width);
+      if (!parseTensorElement(dt, one.data()) || !expect(Tok::RParen, "')' after the splat value"))
+        return false;
+      for (int64_t i = 0; i < *count; ++i)
+        std::copy(one.begin(), one.end(), tensor->at(i));
+    } else if (isKw(cur(), "hex")) {
+      next();
+      if (!at(Tok::String)) {
+        error(cur().loc, fmt::format("expected a string of hex digits, found {}", describe(cur())));
+        return false;
+      }
+      const std::string &h = cur().text;
+      if (h.size() != 2 * tensor->bytes().size()) {
+        error(cur().loc, fmt::format("tensor literal {} needs {} hex digits, found {}", type.str(),
+                                     2 * tensor->bytes().size(), h.size()));
+        return false;
+      }
+      for (size_t b = 0; b < h.size() / 2; ++b) {
+        int hi = hexDigit(h[2 * b]), lo = hexDigit(h[2 * b + 1]);
+        if (hi < 0 || lo < 0) {
+          error(cur().loc, "expected only hex digits in a hex tensor literal");
+          return false;
+        }
+        tensor->bytes()[b] = static_cast<uint8_t>(hi * 16 + lo);
+      }
+      next();
+    } else if (isKw(cur(), "file")) {
+      next();
+      if (!expect(Tok::LParen, "'(' after 'file'"))
+        return false;
+      SourceLoc nameLoc = cur().loc;
+      if (!at(Tok::String)) {
+        error(cur().loc, fmt::format("expected the sidecar file name, found {}", describe(cur())));
+        return false;
+      }
+      std::string name = cur().text;
+      next();
+      if (!expect(Tok::Comma, "',' after the sidecar file name"))
+        return false;
+      if (!at(Tok::Int) || cur().overflow || cur().value < 0) {
+        error(cur().loc, fmt::format("expected a byte offset, found {}", describe(cur())));
+        return false;
+      }
+      int64_t offset = cur().value;
+      next();
+      if (!expect(Tok::RParen, "')' after the byte offset"))
+        return false;
+      if (!readSidecar(name, offset, tensor->bytes(), nameLoc))
+        return false;
+    } else {
+      error(cur().loc, fmt::format("expected '{{', 'splat', 'hex' or 'file' after {}, found {}",
+                                   type.str(), describe(cur())));
+      return false;
+    }
+    out = AttrValue::ofTensor(std::move(tensor));
+    return true;
+  }
+
+  /// Reads `dst.size()` bytes at `offset` of the sidecar `name` (relative to
+  /// the `.graph` file's folder).
+  bool readSidecar(const std::string &name, int64_t offset, std::span<uint8_t> dst, SourceLoc loc) {
+    std::filesystem::path path = std::filesystem::path(baseDir_) / name;
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+      error(loc, fmt::format("cannot read sidecar file '{}'", path.string()));
+      return false;
+    }
+    in.seekg(offset);
+    in.read(reinterpret_cast<char *>(dst.data()), static_cast<std::streamsize>(dst.size()));
+    if (!in || in.gcount() != static_cast<std::streamsize>(dst.size())) {
+      error(loc, fmt::format("sidecar file '{}' has fewer than {} bytes at offset {}",
+                             path.string(), dst.size(), offset));
+      return false;
+    }
+    return true;
+  }
+
   std::vector<Token> toks_;
+  std::string baseDir_;
   size_t pos_ = 0;
   std::unordered_set<std::string> graphNames_;
   /// Brackets opened and not yet closed by the statement being parsed, as
@@ -937,7 +1192,7 @@ ParseResult parseModule(std::string_view text, const ParseOptions &opts) {
   std::vector<Token> toks = lex(text, diags);
   if (hasErrors(diags))
     return result; // the tokens after a lexical error are not trustworthy
-  Parser parser(std::move(toks), diags);
+  Parser parser(std::move(toks), diags, opts.baseDir);
   parser.parseFile();
   if (hasErrors(diags)) {
     sortByLocation(diags);
@@ -966,12 +1221,16 @@ ParseResult parseFile(const std::string &path) {
     return r;
   }
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return parseModule(text);
+  ParseOptions opts;
+  opts.baseDir = std::filesystem::path(path).parent_path().string();
+  return parseModule(text, opts);
 }
 
 std::optional<Module> parseOrReport(std::string_view text, const std::string &fileName,
                                     std::string &errors) {
-  ParseResult r = parseModule(text);
+  ParseOptions opts;
+  opts.baseDir = std::filesystem::path(fileName).parent_path().string();
+  ParseResult r = parseModule(text, opts);
   for (const Diagnostic &d : r.diagnostics) {
     errors += d.format(fileName);
     errors += '\n';

@@ -43,7 +43,13 @@ struct ParseOptions {
   /// output this way, where a structural defect is the pass's violation,
   /// not the user's bad input (oracle::checkRefinementOfText).
   bool verify = true;
+  /// Folder that `file("NAME", offset)` tensor literals are relative to (the
+  /// `.graph` file's folder; empty = the working directory).
+  std::string baseDir;
 };
+
+/// Largest tensor literal (bytes) a file may hold.
+inline constexpr uint64_t kMaxLiteralBytes = uint64_t{1} << 28;
 
 /// Parses `text`; `fileName` is only used by callers to format diagnostics.
 ParseResult parseModule(std::string_view text, const ParseOptions &opts = {});

@@ -9,10 +9,13 @@
 #include "ir/printer.h"
 
 #include "ir/op_library.h"
+#include "ir/tensor.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <set>
 
 namespace graphvet {
@@ -59,7 +62,19 @@ std::string quote(const std::string &s) {
   return out;
 }
 
-void printValue(const AttrValue &v, std::string &out) {
+/// Where tensors above the inline limit go while printing one module.
+struct SidecarWriter {
+  const PrintOptions &opts;
+  std::string fileRef(const Tensor &t) {
+    std::vector<uint8_t> &sc = *opts.sidecar;
+    sc.resize((sc.size() + 63) / 64 * 64, 0); // 64-byte aligned entries
+    size_t offset = sc.size();
+    sc.insert(sc.end(), t.bytes().begin(), t.bytes().end());
+    return fmt::format("{} file({}, {})", t.type().str(), quote(opts.sidecarName), offset);
+  }
+};
+
+void printValue(const AttrValue &v, std::string &out, SidecarWriter &sw) {
   if (v.isInt())
     out += std::to_string(v.asInt());
   else if (v.isBool())
@@ -68,14 +83,22 @@ void printValue(const AttrValue &v, std::string &out) {
     out += quote(v.asString());
   else if (v.isIdent())
     out += v.asIdent();
-  else {
+  else if (v.isFloat())
+    out += formatFloatAttr(v.asFloat());
+  else if (v.isTensor()) {
+    const Tensor &t = v.asTensor();
+    if (sw.opts.sidecar && t.bytes().size() > sw.opts.inlineLimitBytes)
+      out += sw.fileRef(t);
+    else
+      out += formatTensorLiteral(t);
+  } else {
     out += '[';
     bool first = true;
     for (const AttrValue &e : v.asList()) {
       if (!first)
         out += ", ";
       first = false;
-      printValue(e, out);
+      printValue(e, out, sw);
     }
     out += ']';
   }
@@ -88,13 +111,13 @@ std::string graphName(const Module &m, GraphId g) {
 }
 
 /// The attributes of `n` as printed: key -> rendered value, sorted.
-std::map<std::string, std::string> printedAttrs(const Module &m, const Node &n) {
+std::map<std::string, std::string> printedAttrs(const Module &m, const Node &n, SidecarWriter &sw) {
   std::map<std::string, std::string> attrs;
   for (const auto &[key, value] : n.attrs) {
     if (key == "outputs" || key == "subgraphs")
       continue; // held by numOutputs and subgraphs
     std::string text;
-    printValue(value, text);
+    printValue(value, text, sw);
     attrs.emplace(key, std::move(text));
   }
   if (n.numOutputs != defaultOutputCount(n.type, n.inputs.size()))
@@ -117,7 +140,7 @@ std::string nodeName(const Graph &g, NodeId id) {
   return fmt::format("<node {}>", id);
 }
 
-void printGraph(const Module &m, const Graph &g, std::string &out) {
+void printGraph(const Module &m, const Graph &g, std::string &out, SidecarWriter &sw) {
   out += fmt::format("graph {} {{\n", formatName(g.name));
   auto topo = g.topoOrder();
   std::vector<NodeId> order = topo ? *topo : g.liveNodes();
@@ -137,7 +160,7 @@ void printGraph(const Module &m, const Graph &g, std::string &out) {
         out += fmt::format(":{}", in->index);
     }
     out += ')';
-    auto attrs = printedAttrs(m, n);
+    auto attrs = printedAttrs(m, n, sw);
     if (!attrs.empty()) {
       out += " {";
       bool first = true;
@@ -254,7 +277,38 @@ std::string formatName(const std::string &name) {
   return quote(name);
 }
 
-std::string printModule(const Module &m) {
+std::string formatTensorLiteral(const Tensor &t) {
+  std::string out = t.type().str();
+  int64_t n = t.size();
+  uint32_t w = dtypeBytes(t.dtype());
+  std::vector<std::string> texts;
+  texts.reserve(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    auto text = formatElement(t.dtype(), t.at(i));
+    if (!text) { // a NaN payload: only the raw bytes keep it
+      out += " hex \"";
+      for (uint8_t b : t.bytes())
+        out += fmt::format("{:02x}", b);
+      return out + "\"";
+    }
+    texts.push_back(std::move(*text));
+  }
+  bool allSame = n >= 2;
+  for (int64_t i = 1; allSame && i < n; ++i)
+    allSame = std::equal(t.at(i), t.at(i) + w, t.at(0));
+  if (allSame)
+    return out + " splat(" + texts[0] + ")";
+  out += " {";
+  for (int64_t i = 0; i < n; ++i) {
+    if (i)
+      out += ", ";
+    out += texts[static_cast<size_t>(i)];
+  }
+  return out + "}";
+}
+
+std::string printModule(const Module &m, const PrintOptions &opts) {
+  SidecarWriter sw{opts};
   std::string out;
   if (!m.options.empty()) {
     out += "options {\n";
@@ -267,9 +321,36 @@ std::string printModule(const Module &m) {
   for (GraphId g : printOrder(m)) {
     if (!out.empty())
       out += '\n';
-    printGraph(m, m.graph(g), out);
+    printGraph(m, m.graph(g), out, sw);
   }
   return out;
+}
+
+bool writeModuleFile(const Module &m, const std::string &path, std::string &error,
+                     uint64_t inlineLimitBytes) {
+  std::filesystem::path graphPath(path);
+  std::filesystem::path sidecarPath = graphPath;
+  sidecarPath.replace_extension(".weights");
+  std::vector<uint8_t> sidecar;
+  PrintOptions opts;
+  opts.sidecar = &sidecar;
+  opts.sidecarName = sidecarPath.filename().string();
+  opts.inlineLimitBytes = inlineLimitBytes;
+  std::string text = printModule(m, opts);
+  std::ofstream out(graphPath, std::ios::binary);
+  if (!out || !(out << text)) {
+    error = fmt::format("cannot write '{}'", path);
+    return false;
+  }
+  if (!sidecar.empty()) {
+    std::ofstream w(sidecarPath, std::ios::binary);
+    if (!w || !w.write(reinterpret_cast<const char *>(sidecar.data()),
+                       static_cast<std::streamsize>(sidecar.size()))) {
+      error = fmt::format("cannot write '{}'", sidecarPath.string());
+      return false;
+    }
+  }
+  return true;
 }
 
 std::optional<std::string> structuralDifference(const Module &a, const Module &b) {

@@ -5,12 +5,37 @@
 
 #include "ir/graph.h"
 
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace graphvet {
 
-std::string printModule(const Module &m);
+class Tensor;
+
+/// Where large tensor literals go (graph-format.md v2): with a sidecar, a
+/// tensor of more than `inlineLimitBytes` bytes is appended to `*sidecar`
+/// (64-byte aligned) and printed as `file("NAME", offset)`; without one
+/// every tensor is printed in the text.
+struct PrintOptions {
+  std::vector<uint8_t> *sidecar = nullptr;
+  std::string sidecarName;
+  uint64_t inlineLimitBytes = 1024;
+};
+
+std::string printModule(const Module &m, const PrintOptions &opts = {});
+
+/// Prints `m` to `path`; tensors above `inlineLimitBytes` go to the sidecar
+/// next to it (`path` with the extension `.weights`), written only when
+/// needed. False with `error` set when a file cannot be written.
+bool writeModuleFile(const Module &m, const std::string &path, std::string &error,
+                     uint64_t inlineLimitBytes = 1024);
+
+/// A tensor literal in its canonical form: `f32[2] {1, 2.5}`, `splat(x)`
+/// when every element is the same (two or more), `hex "..."` when an element
+/// (a NaN with a payload) has no exact decimal text.
+std::string formatTensorLiteral(const Tensor &t);
 
 /// A name as the format writes it: bare when it is an identifier that is not
 /// a keyword, otherwise quoted with escapes.

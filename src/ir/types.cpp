@@ -144,7 +144,7 @@ private:
       outs = inferWhile(n, ins);
       break;
     case OpKind::Ordinary:
-      if (op.infer)
+      if (numericDefinition(n))
         outs = inferNumeric(g, n, ins, op);
       else
         for (uint32_t k = 0; k < n.numOutputs; ++k) {

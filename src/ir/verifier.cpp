@@ -9,6 +9,7 @@
 #include "ir/op_library.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
+#include "ir/types.h"
 
 #include <fmt/format.h>
 
@@ -113,6 +114,10 @@ public:
     for (GraphId g = 0; g < m_.numGraphs(); ++g)
       if (m_.graph(g).alive)
         checkGraph(m_.graph(g));
+    // Types are inferred over a structurally sound module only: edges,
+    // subgraph indices and acyclicity are what inference walks.
+    if (!hasErrors(diags_))
+      checkTypes();
     return std::move(diags_);
   }
 
@@ -127,6 +132,23 @@ private:
     if (loc.line == 0 && g)
       msg = fmt::format("graph '{}': {}", g->name, msg);
     diags_.push_back({loc, std::move(msg)});
+  }
+
+  void checkTypes() {
+    ModuleTypes types = inferModuleTypes(m_, diags_);
+    if (hasErrors(diags_))
+      return;
+    for (GraphId g = 0; g < m_.numGraphs(); ++g) {
+      const Graph &graph = m_.graph(g);
+      if (!graph.alive)
+        continue;
+      for (NodeId id : graph.liveNodes())
+        for (uint32_t k = 0; k < graph.node(id).numOutputs; ++k)
+          if (const TensorType *t = types.of(g, id, k); t && t->byteSize() > kMaxBufferBytes)
+            report(&graph, graph.node(id).loc,
+                   fmt::format("output {} of '{}' ({}) is larger than {} bytes", k,
+                               graph.node(id).name, t->str(), kMaxBufferBytes));
+    }
   }
 
   void checkOptions() {

@@ -119,16 +119,19 @@ TEST(Interpreter, CopiesRefsAndViews) {
   Harness h(R"(
 graph root {
   x   = Data() {index = 0}
+  y   = Data() {index = 1}
   tm  = TensorMove(x)
   id  = Identity(_)
   v   = Reshape(x)
-  w   = Assign(tm, x)
+  w   = Assign(tm, y)
   out = NetOutput(tm, id, v, w)
 }
 )");
   Observation o = h.run();
-  // w writes tm's buffer in place after tm copied x; output 0 and 3 are that buffer.
+  // w writes y's value into tm's buffer in place after tm copied x; output 0
+  // and 3 are that buffer.
   EXPECT_EQ(o.outputs[0], o.outputs[3]);
+  EXPECT_EQ(o.outputs[0], input(o, 1));
   EXPECT_NE(o.outputs[0], input(o, 0));
   EXPECT_EQ(o.outputs[1], Bytes(16, 0)); // a copy of nothing is zeros
   EXPECT_EQ(o.outputs[2], input(o, 0));  // the view shows the input

@@ -1,14 +1,19 @@
 // graphvet run: executes a graph in the reference interpreter under a
 // schedule (reference topological order, seeded random, or an explicit node
 // list) and prints both runs of the experiment: outputs, variables and user
-// inputs in hex, the alias relation and, with --plan, the memory plan.
+// inputs as typed values (`?` for an indeterminate element; hex in --json),
+// the alias relation and, with --plan, the memory plan. --input feeds user
+// inputs from raw files; --outputs-dir writes the outputs as raw files (the
+// ONNX conformance runner's interface).
 #include "oracle/interpreter.h"
 #include "tools/graphvet/commands.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <filesystem>
 #include <fmt/format.h>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -22,7 +27,42 @@ struct RunCmdOptions {
   std::string schedule = "topo";
   bool plan = false;
   bool json = false;
+  bool full = false;
+  std::vector<std::string> inputs; ///< K=PATH
+  std::string outputsDir;
 };
+
+/// Elements printed per location unless --full.
+constexpr int64_t kShownElements = 32;
+
+/// `f32[2, 2] {1, 2.5, ?, nan}`: the location's elements in its dtype.
+std::string valuesText(const oracle::Bytes &bytes, const oracle::ElementView &view, bool full) {
+  uint32_t w = dtypeBytes(view.dtype);
+  if (view.dtype == DType::U8 && view.shape.empty())
+    return oracle::toHex(bytes);
+  int64_t n = static_cast<int64_t>(bytes.size() / w);
+  std::string out = TensorType{view.dtype, view.shape}.str() + " {";
+  for (int64_t i = 0; i < n; ++i) {
+    if (!full && i == kShownElements) {
+      out += fmt::format(", ... {} more", n - i);
+      break;
+    }
+    if (i)
+      out += ", ";
+    const uint8_t *p = bytes.data() + i * w;
+    bool undef = !view.undef.empty() &&
+                 std::any_of(view.undef.begin() + i * w, view.undef.begin() + (i + 1) * w,
+                             [](uint8_t u) { return u != 0; });
+    auto text = formatElement(view.dtype, p);
+    out += undef ? std::string("?") : text ? *text : std::string("nan");
+  }
+  return out + "}";
+}
+
+const oracle::ElementView *viewFor(const oracle::Observation &o, const std::string &label) {
+  auto it = o.views.find(label);
+  return it == o.views.end() ? nullptr : &it->second;
+}
 
 oracle::ScheduleRequest parseSchedule(const std::string &text, uint64_t seed) {
   oracle::ScheduleRequest req;
@@ -61,19 +101,88 @@ nlohmann::ordered_json observationJson(const oracle::Observation &o) {
   return j;
 }
 
-std::string observationText(const oracle::Observation &o) {
+std::string observationText(const oracle::Observation &o, bool full) {
   std::string out;
+  auto shown = [&](const oracle::Bytes &bytes, const oracle::ElementView *view) {
+    return view ? valuesText(bytes, *view, full) : oracle::toHex(bytes);
+  };
   for (size_t k = 0; k < o.outputs.size(); ++k)
     out += fmt::format("  output {} [{}]: {}\n", k,
                        o.outputBuffers[k].empty() ? "unconnected" : o.outputBuffers[k],
-                       oracle::toHex(o.outputs[k]));
+                       shown(o.outputs[k], k < o.outputViews.size() ? &o.outputViews[k] : nullptr));
   for (const auto &[name, bytes] : o.variables)
-    out += fmt::format("  var:{}: {}\n", name, oracle::toHex(bytes));
+    out += fmt::format("  var:{}: {}\n", name, shown(bytes, viewFor(o, "var:" + name)));
   for (const auto &[index, bytes] : o.inputs)
-    out += fmt::format("  input{}: {}\n", index, oracle::toHex(bytes));
+    out += fmt::format("  input{}: {}\n", index,
+                       shown(bytes, viewFor(o, fmt::format("input{}", index))));
   for (const auto &[name, bytes] : o.callerMemory)
-    out += fmt::format("  caller:{}: {}\n", name, oracle::toHex(bytes));
+    out += fmt::format("  caller:{}: {}\n", name, shown(bytes, viewFor(o, "caller:" + name)));
   return out;
+}
+
+/// Reads `K=PATH` user input files.
+bool readInputs(const std::vector<std::string> &specs, std::map<int64_t, oracle::Bytes> &out,
+                std::string &error) {
+  for (const std::string &spec : specs) {
+    size_t eq = spec.find('=');
+    int64_t index = -1;
+    if (eq != std::string::npos && eq > 0) {
+      try {
+        size_t used = 0;
+        index = std::stoll(spec.substr(0, eq), &used);
+        if (used != eq)
+          index = -1;
+      } catch (const std::exception &) {
+        index = -1;
+      }
+    }
+    if (index < 0) {
+      error = fmt::format("--input '{}': expected K=PATH with K a user input index", spec);
+      return false;
+    }
+    std::ifstream in(spec.substr(eq + 1), std::ios::binary);
+    if (!in) {
+      error = fmt::format("--input '{}': cannot read '{}'", spec, spec.substr(eq + 1));
+      return false;
+    }
+    out[index] = oracle::Bytes((std::istreambuf_iterator<char>(in)), {});
+  }
+  return true;
+}
+
+/// Writes run 1's graph outputs as raw files: output_K.bin, output_K.undef
+/// (one flag byte per element) and outputs.json (dtype and shape of each).
+bool writeOutputs(const std::string &dir, const oracle::Observation &o, std::string &error) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  nlohmann::ordered_json j = nlohmann::ordered_json::array();
+  for (size_t k = 0; k < o.outputs.size(); ++k) {
+    const oracle::ElementView &v = o.outputViews[k];
+    uint32_t w = dtypeBytes(v.dtype);
+    oracle::Bytes flags(o.outputs[k].size() / w, 0);
+    for (size_t i = 0; i < flags.size(); ++i)
+      for (uint32_t b = 0; b < w && !v.undef.empty(); ++b)
+        flags[i] |= v.undef[i * w + b];
+    auto write = [&](const std::string &name, const oracle::Bytes &bytes) {
+      std::ofstream f(std::filesystem::path(dir) / name, std::ios::binary);
+      f.write(reinterpret_cast<const char *>(bytes.data()),
+              static_cast<std::streamsize>(bytes.size()));
+      return static_cast<bool>(f);
+    };
+    if (!write(fmt::format("output_{}.bin", k), o.outputs[k]) ||
+        !write(fmt::format("output_{}.undef", k), flags)) {
+      error = fmt::format("cannot write the outputs into '{}'", dir);
+      return false;
+    }
+    j.push_back({{"index", k}, {"dtype", dtypeName(v.dtype)}, {"shape", v.shape}});
+  }
+  std::ofstream f(std::filesystem::path(dir) / "outputs.json");
+  f << j.dump() << "\n";
+  if (!f) {
+    error = fmt::format("cannot write the outputs into '{}'", dir);
+    return false;
+  }
+  return true;
 }
 
 int runRun(const RunCmdOptions &opts) {
@@ -83,8 +192,13 @@ int runRun(const RunCmdOptions &opts) {
   oracle::RunOptions ro;
   ro.seed = opts.seed;
   ro.schedule = parseSchedule(opts.schedule, opts.seed);
-  oracle::RunReport rep = oracle::runModule(*m, ro);
   std::string shown = opts.file == "-" ? "<stdin>" : opts.file;
+  std::string inputError;
+  if (!readInputs(opts.inputs, ro.inputs, inputError)) {
+    std::cerr << "graphvet run: error: " << inputError << "\n";
+    return kExitBadInput;
+  }
+  oracle::RunReport rep = oracle::runModule(*m, ro);
   if (!rep.ok) {
     std::cerr << shown << ": error: " << rep.error << "\n";
     return kExitBadInput;
@@ -108,6 +222,13 @@ int runRun(const RunCmdOptions &opts) {
       weightWrites.push_back(w);
   if (!weightWrites.empty() && status == kExitOk)
     status = kExitViolation;
+  if (!opts.outputsDir.empty() && !r.run1.crashed && !r.run1.budgetExceeded) {
+    std::string error;
+    if (!writeOutputs(opts.outputsDir, r.run1.observation, error)) {
+      std::cerr << "graphvet run: error: " << error << "\n";
+      return kExitBadInput;
+    }
+  }
 
   if (opts.json) {
     nlohmann::ordered_json j;
@@ -147,9 +268,10 @@ int runRun(const RunCmdOptions &opts) {
     sched += (sched.empty() ? "" : ", ") + s;
   out += "schedule: " + sched + "\n";
   if (!r.run1.crashed && !r.run1.budgetExceeded)
-    out += "run 1:\n" + observationText(r.run1.observation);
+    out += "run 1:\n" + observationText(r.run1.observation, opts.full);
   if (!r.crashed() && !r.budgetExceeded())
-    out += "run 2 (inputs refilled, variables kept):\n" + observationText(r.run2.observation);
+    out += "run 2 (inputs refilled, variables kept):\n" +
+           observationText(r.run2.observation, opts.full);
   for (const oracle::AliasPair &p : r.alias)
     out += fmt::format("alias: output {} shares memory with {}\n", p.output, p.location);
   for (const oracle::WeightWrite &w : weightWrites)
@@ -176,6 +298,14 @@ void registerRun(CLI::App &app, CommandContext &ctx) {
       ->capture_default_str();
   sub->add_flag("--plan", opts->plan, "also print the memory plan (every output's buffer)");
   sub->add_flag("--json", opts->json, "machine-readable output");
+  sub->add_flag("--full", opts->full,
+                fmt::format("print every element (default: the first {})", kShownElements));
+  sub->add_option("--input", opts->inputs,
+                  "K=PATH: user input K (root Data with index = K) takes the raw little-endian "
+                  "bytes of PATH instead of seeded values (repeatable)");
+  sub->add_option("--outputs-dir", opts->outputsDir,
+                  "write run 1's graph outputs to DIR: output_K.bin (raw bytes), output_K.undef "
+                  "(one byte per element, 1 = indeterminate) and outputs.json (dtypes, shapes)");
   sub->footer("Exit status: 0 ran, 1 the interpreter faulted or a weight was written, "
               "2 bad input (parse error, cycle, bad schedule), 3 budget exhausted (steps or buffer "
               "memory).");

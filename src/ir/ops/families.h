@@ -19,9 +19,11 @@ std::span<const OpInfo> shapeOps();
 std::span<const OpInfo> reduceOps();
 // nn.cpp: convolution, pooling, normalization, Resize and LSTM.
 std::span<const OpInfo> nnOps();
+// state.cpp: the Assign family (in-place writes with a value).
+std::span<const OpInfo> stateOps();
 
-inline std::array<std::span<const OpInfo>, 5> numericFamilies() {
-  return {elementwiseOps(), logicOps(), shapeOps(), reduceOps(), nnOps()};
+inline std::array<std::span<const OpInfo>, 6> numericFamilies() {
+  return {elementwiseOps(), logicOps(), shapeOps(), reduceOps(), nnOps(), stateOps()};
 }
 
 } // namespace graphvet::ops

@@ -4,6 +4,8 @@
 
 namespace graphvet::ops {
 
-std::span<const OpInfo> logicOps() { return {}; }
+std::span<const OpInfo> logicOps() {
+  return {};
+}
 
 } // namespace graphvet::ops
