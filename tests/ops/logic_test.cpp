@@ -305,10 +305,13 @@ TEST(LogicIsInf, ConformanceDetectAttributes) {
 
 TEST(LogicRows, FamilyRowsHaveKernels) {
   for (const char *op : {"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "Not", "And",
-                         "Or", "Xor", "Where", "IsNaN", "IsInf", "Cast", "CastLike"}) {
+                         "Or", "Xor", "Where", "IsNaN", "IsInf", "Cast", "CastLike", "Dropout",
+                         "RandomUniformLike", "RandomNormalLike", "Bernoulli"}) {
     EXPECT_TRUE(isNumericOp(op)) << op;
     EXPECT_EQ(lookupOp(op).shapeOperands, 0u) << op;
   }
+  for (const char *op : {"Dropout", "RandomUniformLike", "RandomNormalLike", "Bernoulli"})
+    EXPECT_TRUE(lookupOp(op).nondeterministic) << op;
   for (const char *op : {"Equal", "Where", "Cast", "CastLike"})
     EXPECT_FALSE(lookupOp(op).nondeterministic) << op;
   // Identity stays the copy row of the memory table.

@@ -300,7 +300,7 @@ constexpr OpInfo kLogicOps[] = {
 std::span<const OpInfo> logicOps() {
   static const std::vector<OpInfo> rows = [] {
     std::vector<OpInfo> r(std::begin(kLogicOps), std::end(kLogicOps));
-    for (std::span<const OpInfo> part : {logicCastOps()})
+    for (std::span<const OpInfo> part : {logicCastOps(), logicRandomOps()})
       r.insert(r.end(), part.begin(), part.end());
     return r;
   }();

@@ -16,6 +16,7 @@
 namespace graphvet::ops {
 
 std::span<const OpInfo> logicCastOps();
+std::span<const OpInfo> logicRandomOps();
 
 namespace logic_detail {
 
