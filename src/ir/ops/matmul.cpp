@@ -163,8 +163,10 @@ GemmDims gemmDims(const Node &node, const Shape &a, const Shape &b) {
   return {ta ? a[1] : a[0], ta ? a[0] : a[1], tb ? b[0] : b[1], ta, tb};
 }
 
+/// True when the float32 attribute value `v` is an integer that fits in int64.
 bool integral(double v) {
-  return std::isfinite(v) && std::trunc(v) == v && std::fabs(v) < 0x1p63;
+  double f = static_cast<float>(v);
+  return std::isfinite(f) && std::trunc(f) == f && std::fabs(f) < 0x1p63;
 }
 
 bool inferGemm(InferContext &ctx) {
