@@ -388,7 +388,7 @@ constexpr OpInfo row(std::string_view type, std::string_view summary, InferFn in
   return {type, OpKind::Ordinary, 1, kNone, kNone, false, summary, infer, kernel};
 }
 
-const OpInfo kElementwiseOps[] = {
+constexpr OpInfo kElementwiseOps[] = {
     // Binary arithmetic (numpy broadcasting).
     row("Add", "a + b (broadcast; integers wrap)", inferBinary<kNumeric>, addKernel),
     row("Sub", "a - b (broadcast; integers wrap)", inferBinary<kNumeric>, subKernel),
