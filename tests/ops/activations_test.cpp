@@ -305,5 +305,113 @@ TEST(ElementwiseUnaryInfer, DtypesAndArity) {
     EXPECT_EQ(inferError(opNode(op, 1), {tt(DType::F32, {2, 0, 3})}), "") << op;
 }
 
+// ---- Dtype coverage ------------------------------------------------------------------
+
+/// Each float dtype's result agrees with the widest allowed dtype's result.
+double tolerance(DType t) {
+  switch (t) {
+  case DType::F16:
+    return 1e-3;
+  case DType::BF16:
+    return 8e-3;
+  case DType::F32:
+    return 1e-6;
+  default:
+    return 0;
+  }
+}
+
+void expectLikeF64(const Tensor &got, const Tensor &ref, const std::string &what) {
+  ASSERT_EQ(got.size(), ref.size()) << what;
+  for (int64_t i = 0; i < got.size(); ++i) {
+    double g = got.getDouble(i), r = ref.getDouble(i);
+    if (std::isnan(r))
+      EXPECT_TRUE(std::isnan(g)) << what << " element " << i;
+    else
+      EXPECT_NEAR(g, r, tolerance(got.dtype()) * std::max(1.0, std::fabs(r)))
+          << what << " element " << i;
+  }
+}
+
+const std::vector<DType> kF4 = {DType::F16, DType::BF16, DType::F32, DType::F64};
+const std::vector<DType> kF3 = {DType::F16, DType::F32, DType::F64};
+const std::vector<DType> kInts = {DType::I8,  DType::U8,  DType::I16, DType::U16,
+                                  DType::I32, DType::U32, DType::I64, DType::U64};
+
+TEST(ElementwiseDtypes, UnaryOpsOnEveryFloatDtype) {
+  const std::pair<const char *, std::vector<DType>> cases[] = {
+      {"Abs", kF4},           {"Neg", kF4},       {"Sign", kF4},        {"Exp", kF4},
+      {"Log", kF4},           {"Sqrt", kF4},      {"Reciprocal", kF4},  {"Tanh", kF4},
+      {"Erf", kF4},           {"Floor", kF4},     {"Ceil", kF4},        {"Round", kF3},
+      {"Relu", kF4},          {"LeakyRelu", kF4}, {"Elu", kF3},         {"Selu", kF3},
+      {"Celu", {DType::F32}}, {"Sigmoid", kF4},   {"HardSigmoid", kF3}, {"HardSwish", kF3},
+      {"Softplus", kF3},      {"Softsign", kF3},  {"Clip", kF4}};
+  for (const auto &[op, types] : cases) {
+    Tensor ref = unary(op, tensorOf(types.back(), {4}, {0.5, -1.5, 2, 3.25})); // widest
+    for (DType t : types) {
+      Tensor y = unary(op, tensorOf(t, {4}, {0.5, -1.5, 2, 3.25}));
+      EXPECT_EQ(y.type(), tt(t, {4})) << op;
+      expectLikeF64(y, ref, std::string(op) + " " + std::string(dtypeName(t)));
+    }
+  }
+}
+
+TEST(ElementwiseDtypes, BinaryOpsOnEveryDtype) {
+  const std::pair<const char *, std::vector<DType>> cases[] = {
+      {"Add", kF4}, {"Sub", kF4}, {"Mul", kF4},  {"Div", kF4}, {"Pow", kF4},  {"Max", kF4},
+      {"Min", kF4}, {"Sum", kF4}, {"Mean", kF4}, {"Mod", kF4}, {"PRelu", kF4}};
+  AttrMap fmod{{"fmod", AttrValue::ofInt(1)}};
+  for (const auto &[op, types] : cases) {
+    AttrMap attrs = std::string(op) == "Mod" ? fmod : AttrMap{};
+    Tensor a = tensorOf(DType::F64, {4}, {0.5, -1.5, 2, 7});
+    Tensor b = tensorOf(DType::F64, {4}, {2, 0.25, -3, 2.5});
+    Tensor ref = run1(opNode(op, 2, attrs), {&a, &b});
+    for (DType t : types) {
+      Tensor x = tensorOf(t, {4}, {0.5, -1.5, 2, 7});
+      Tensor y = tensorOf(t, {4}, {2, 0.25, -3, 2.5});
+      Tensor z = run1(opNode(op, 2, attrs), {&x, &y});
+      EXPECT_EQ(z.type(), tt(t, {4})) << op;
+      expectLikeF64(z, ref, std::string(op) + " " + std::string(dtypeName(t)));
+    }
+  }
+  // Integer dtypes: exact, against the same values computed in i64.
+  const std::pair<const char *, std::vector<DType>> intCases[] = {
+      {"Add", kInts},
+      {"Sub", kInts},
+      {"Mul", kInts},
+      {"Div", kInts},
+      {"Mod", kInts},
+      {"Max", kInts},
+      {"Min", kInts},
+      {"Pow", {DType::I32, DType::I64}},
+      {"PRelu", {DType::I32, DType::I64, DType::U32, DType::U64}}};
+  for (const auto &[op, types] : intCases) {
+    Tensor a = intsOf(DType::I64, {3}, {9, 7, 2});
+    Tensor b = intsOf(DType::I64, {3}, {2, 3, 1});
+    std::vector<int64_t> ref = intsIn(run1(opNode(op, 2), {&a, &b}));
+    for (DType t : types) {
+      Tensor x = intsOf(t, {3}, {9, 7, 2});
+      Tensor y = intsOf(t, {3}, {2, 3, 1});
+      Tensor z = run1(opNode(op, 2), {&x, &y});
+      EXPECT_EQ(z.type(), tt(t, {3})) << op;
+      EXPECT_EQ(intsIn(z), ref) << op << " " << dtypeName(t);
+    }
+  }
+}
+
+TEST(ElementwiseDtypes, IntegerUnaryOps) {
+  for (DType t : kInts) {
+    Tensor x = intsOf(t, {3}, {0, 3, 100});
+    EXPECT_EQ(intsIn(unary("Abs", x)), (std::vector<int64_t>{0, 3, 100})) << dtypeName(t);
+    EXPECT_EQ(intsIn(unary("Sign", x)), (std::vector<int64_t>{0, 1, 1})) << dtypeName(t);
+    EXPECT_EQ(intsIn(unary("Erf", x)), (std::vector<int64_t>{0, 0, 1})) << dtypeName(t);
+    EXPECT_EQ(intsIn(unary("Clip", x)), (std::vector<int64_t>{0, 3, 100})) << dtypeName(t);
+    if (isSignedInteger(t)) {
+      EXPECT_EQ(intsIn(unary("Neg", x)), (std::vector<int64_t>{0, -3, -100})) << dtypeName(t);
+      EXPECT_EQ(intsIn(unary("Relu", x)), (std::vector<int64_t>{0, 3, 100})) << dtypeName(t);
+    }
+  }
+}
+
 } // namespace
 } // namespace graphvet::testing
