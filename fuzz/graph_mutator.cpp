@@ -194,12 +194,12 @@ struct OpRecipe {
 
 constexpr OpRecipe kRecipes[] = {
     {"ReLU", "relu", 1, 1},
-    {"Add", "add", 2, 2},
-    {"Mul", "mul", 2, 2},
-    {"Cast", "cast", 1, 1},
-    {"Concat", "concat", 2, 3},
-    {"Assign", "assign", 2, 2},
-    {"AssignAdd", "assign_add", 2, 2},
+    {"AddD", "add", 2, 2},
+    {"MulD", "mul", 2, 2},
+    {"CastD", "cast", 1, 1},
+    {"ConcatD", "concat", 2, 3},
+    {"ScatterUpdate", "assign", 2, 2},
+    {"ScatterAdd", "assign_add", 2, 2},
     {"ScatterUpdate", "scatter", 3, 3},
     {"Reshape", "reshape", 1, 1},
     {"HcomAllReduce", "allreduce", 1, 1},
@@ -238,7 +238,7 @@ bool addNode(Module &m, MutationRng &rng, const MutationLimits &limits) {
   Node &n = g.node(id);
   if (type == "Data")
     n.attrs["index"] = AttrValue::ofInt(nextUserInputIndex(g));
-  if (type == "Concat" && rng.chance(1, 3))
+  if (type == "ConcatD" && rng.chance(1, 3))
     n.attrs["continuous_input"] = AttrValue::ofBool(true);
 
   // Make the new value matter: a new graph output, or a replacement input of

@@ -851,7 +851,7 @@ private:
   }
 
   void stepCompute(Level &L, const Step &s) {
-    static const char *const kTypes[] = {"ReLU", "Add", "Mul", "Cast", "TransData", "Sub"};
+    static const char *const kTypes[] = {"ReLU", "AddD", "MulD", "CastD", "TransData", "SubD"};
     std::vector<Value> ins = pickAll(L, s.refs, 0, kMaxRefs);
     std::optional<uint32_t> outs;
     if (s.flags % 4 == 3)
@@ -962,7 +962,7 @@ private:
     case RefVarTwist::OnRefWriter:
       if (auto target = pickWritable(L, refAt(s, 0))) {
         bind(var, 0, "out0.ref_var_src_var_name");
-        emit(L, "Assign", "wr", {*target}, attrs, std::nullopt, source);
+        emit(L, "ScatterUpdate", "wr", {*target}, attrs, std::nullopt, source);
         return;
       }
       break;
@@ -1148,7 +1148,7 @@ private:
       return;
     default: {
       Value other = pick(L, refAt(s, 1)).value_or(in);
-      emit(L, "Squeeze", "view", {other, in},
+      emit(L, "SqueezeD", "view", {other, in},
            {{"out0.reuse_input", AttrValue::ofBool(true)},
             {"out0.reuse_input_index", AttrValue::ofInt(1)}},
            std::nullopt, alias);
@@ -1212,7 +1212,7 @@ private:
       return true;
     }
     case RefWriteTwist::OverrideBuiltIn:
-      emit(L, s.variant % 2 ? "AssignAdd" : "Assign", "wr", {value.value_or(*target), *target},
+      emit(L, s.variant % 2 ? "ScatterAdd" : "ScatterUpdate", "wr", {value.value_or(*target), *target},
            {{"out0.ref_input", ref(1)}}, std::nullopt, alias);
       return true;
     case RefWriteTwist::TwoRefOutputs: {
@@ -1230,7 +1230,7 @@ private:
       std::vector<Value> ins{*target};
       if (value)
         ins.push_back(*value);
-      emit(L, s.variant % 2 ? "ScatterUpdate" : "Assign", "wr", ins, attrs, std::nullopt,
+      emit(L, s.variant % 2 ? "ScatterUpdate" : "ScatterUpdate", "wr", ins, attrs, std::nullopt,
            poolBit(Pool::Source));
       return true;
     }
@@ -1259,8 +1259,8 @@ private:
       ins.push_back(value.value_or(*target));
     if (value)
       ins.push_back(*value);
-    static const char *const kTypes[] = {"Assign",     "Assign",        "AssignAdd",
-                                         "AssignSub",  "ScatterUpdate", "ScatterNdUpdate",
+    static const char *const kTypes[] = {"ScatterUpdate",     "ScatterUpdate",        "ScatterAdd",
+                                         "ScatterNdUpdate",  "ScatterUpdate", "ScatterNdUpdate",
                                          "ScatterAdd", "InplaceUpdate"};
     AttrMap attrs;
     if (v == 7)
@@ -1429,8 +1429,8 @@ private:
     attrs["out0.ref_var_src_var_name"] = AttrValue::ofString(var.name);
     NodeId rv = emit(L, "RefIdentity", "rv", {}, attrs, std::nullopt, poolBit(Pool::Source));
     graph(L).addCtrlEdge(arg, rv);
-    NodeId w = emit(L, "Assign", "wr", {L.values.back()}, {}, std::nullopt, poolBit(Pool::Alias));
-    NodeId q = emit(L, "Abs", "op", {L.parentInputs[0]}, {}, std::nullopt, 0);
+    NodeId w = emit(L, "ScatterUpdate", "wr", {L.values.back()}, {}, std::nullopt, poolBit(Pool::Alias));
+    NodeId q = emit(L, "AbsD", "op", {L.parentInputs[0]}, {}, std::nullopt, 0);
     if (variant % 2 == 0)
       return std::nullopt;
     order(L, w, q);
@@ -1450,7 +1450,7 @@ private:
     }
     emit(L, "TensorMove", "tm", {source}, {}, std::nullopt, poolBit(Pool::TensorMove));
     Value tm = L.values.back();
-    static const char *const kWriters[] = {"Assign", "AssignAdd", "ScatterUpdate", "InplaceUpdate"};
+    static const char *const kWriters[] = {"ScatterUpdate", "ScatterAdd", "ScatterUpdate", "InplaceUpdate"};
     unsigned v = variant % 4;
     AttrMap attrs;
     if (v == 3)
@@ -1467,7 +1467,7 @@ private:
       base.push_back(*v);
     emit(L, "ReLU", "op", base, {}, std::nullopt, 0);
     Value r = L.values.back();
-    static const char *const kReaders[] = {"Abs", "Concat", "Add"};
+    static const char *const kReaders[] = {"AbsD", "ConcatD", "AddD"};
     const char *reader = kReaders[variant / 2 % 3];
     bool readerFirst = variant / 8 % 2 == 1;
     if (readerFirst)
@@ -1678,7 +1678,7 @@ private:
     // new in the body and only its NetOutput reads it there, so the data
     // edge from the call orders the copy before the writer: no control edge
     // from the call (which would order the whole body, the sibling included).
-    static const char *const kWriters[] = {"Assign", "AssignAdd", "AssignSub", "InplaceUpdate"};
+    static const char *const kWriters[] = {"ScatterUpdate", "ScatterAdd", "ScatterNdUpdate", "InplaceUpdate"};
     unsigned v = s.variant / 64 % 4;
     AttrMap attrs;
     if (v == 3)

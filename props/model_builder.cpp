@@ -98,16 +98,16 @@ OutPort ModelBuilder::tensorMove(const Scope &s, std::string_view tag, OutPort i
 OutPort ModelBuilder::layerNorm(const Scope &s, std::string_view tag, OutPort x) {
   // Spelled out the way frameworks export it: 10 nodes, x read twice.
   std::string t(tag);
-  OutPort mean = op(s, t + "_mean", "ReduceMean", {x});
-  OutPort xc = op(s, t + "_xc", "Sub", {x, mean});
-  OutPort sq = op(s, t + "_sq", "Mul", {xc, xc});
-  OutPort var = op(s, t + "_var", "ReduceMean", {sq});
+  OutPort mean = op(s, t + "_mean", "ReduceMeanD", {x});
+  OutPort xc = op(s, t + "_xc", "SubD", {x, mean});
+  OutPort sq = op(s, t + "_sq", "MulD", {xc, xc});
+  OutPort var = op(s, t + "_var", "ReduceMeanD", {sq});
   OutPort rstd = op(s, t + "_rstd", "Rsqrt", {var});
-  OutPort nrm = op(s, t + "_nrm", "Mul", {xc, rstd});
+  OutPort nrm = op(s, t + "_nrm", "MulD", {xc, rstd});
   OutPort gamma = op(s, t + "_g", "Const");
-  OutPort scaled = op(s, t + "_sc", "Mul", {nrm, gamma});
+  OutPort scaled = op(s, t + "_sc", "MulD", {nrm, gamma});
   OutPort beta = op(s, t + "_b", "Const");
-  return op(s, t + "_out", "Add", {scaled, beta});
+  return op(s, t + "_out", "AddD", {scaled, beta});
 }
 
 GraphId ModelBuilder::newSubgraph(const Scope &holder, NodeId holderNode, std::string_view tag) {
@@ -157,9 +157,9 @@ LayerPlan ModelBuilder::drawPlan() {
 
 OutPort ModelBuilder::mlpBody(const Scope &s, OutPort in, const LayerPlan &p) {
   OutPort w1 = op(s, "w1", "Const");
-  OutPort up = op(s, "up", "MatMul", {in, w1});
+  OutPort up = op(s, "up", "MatMulD", {in, w1});
   OutPort b1 = op(s, "b1", "Const");
-  OutPort ub = op(s, "upb", "Add", {up, b1});
+  OutPort ub = op(s, "upb", "AddD", {up, b1});
   OutPort act;
   if (p.call && p.nested) {
     // The activation as a nested PartitionedCall (a fused kernel boundary).
@@ -174,7 +174,7 @@ OutPort ModelBuilder::mlpBody(const Scope &s, OutPort in, const LayerPlan &p) {
     act = op(s, "gelu", "Gelu", {ub});
   }
   OutPort w2 = op(s, "w2", "Const");
-  return op(s, "down", "MatMul", {act, w2});
+  return op(s, "down", "MatMulD", {act, w2});
 }
 
 void ModelBuilder::layer(size_t index, OutPort &h, OutPort mask,
@@ -193,7 +193,7 @@ void ModelBuilder::layer(size_t index, OutPort &h, OutPort mask,
   if (p.residualWrite) {
     OutPort c = op(s, "f_c", "Const");
     OutPort t = tensorMove(s, "f_tm", h, TensorMoveRole::Necessary, "residual-write");
-    x = op(s, "f_upd", "AssignAdd", {t, c});
+    x = op(s, "f_upd", "ScatterAdd", {t, c});
   }
   OutPort ln1 = layerNorm(s, "l1", x);
 
@@ -207,11 +207,11 @@ void ModelBuilder::layer(size_t index, OutPort &h, OutPort mask,
   OutPort wq = op(s, "wq", "Const");
   if (p.weightRead)
     wq = tensorMove(s, "i_tm", wq, TensorMoveRole::Removable, "weight-read");
-  OutPort q = op(s, "q", "MatMul", {a, wq});
+  OutPort q = op(s, "q", "MatMulD", {a, wq});
   OutPort wk = op(s, "wk", "Const");
-  OutPort k = op(s, "k", "MatMul", {a, wk});
+  OutPort k = op(s, "k", "MatMulD", {a, wk});
   OutPort wv = op(s, "wv", "Const");
-  OutPort v = op(s, "v", "MatMul", {a, wv});
+  OutPort v = op(s, "v", "MatMulD", {a, wv});
   if (p.view) {
     OutPort qr = op(s, "b_view", "Reshape", {q});
     q = tensorMove(s, "b_tm", qr, TensorMoveRole::Removable, "through-view");
@@ -221,53 +221,53 @@ void ModelBuilder::layer(size_t index, OutPort &h, OutPort mask,
   // KV cache: the layer's variable, written in place by Assign; everything
   // that reads it consumes the Assign's output.
   OutPort kc = op(s, "kc", "Variable");
-  OutPort ku = op(s, "ku", "Assign", {kc, k});
+  OutPort ku = op(s, "ku", "ScatterUpdate", {kc, k});
   prevKvUpdate = ku.node;
   OutPort kr = ku;
   if (p.kvRead)
     kr = tensorMove(s, "d_tm", ku, TensorMoveRole::Removable, "variable-read");
-  OutPort sc = op(s, "sc", "Mul", {scores, kr});
+  OutPort sc = op(s, "sc", "MulD", {scores, kr});
   OutPort scale = op(s, "scl", "Const");
-  OutPort scaled = op(s, "scaled", "Mul", {sc, scale});
+  OutPort scaled = op(s, "scaled", "MulD", {sc, scale});
   OutPort m = mask;
   if (p.mask)
     m = tensorMove(s, "m_tm", mask, TensorMoveRole::Conservative, "input-no-grant");
-  OutPort masked = op(s, "masked", "Add", {scaled, m});
-  OutPort sm = op(s, "sm", "Softmax", {masked});
+  OutPort masked = op(s, "masked", "AddD", {scaled, m});
+  OutPort sm = op(s, "sm", "SoftmaxD", {masked});
   OutPort ka;
   if (p.kvWrite) {
     // AssignAdd into a copy of the variable: deleting the copy writes the
     // variable itself.
     OutPort t = tensorMove(s, "c_tm", ku, TensorMoveRole::Necessary, "variable-write");
-    ka = op(s, "ka", "AssignAdd", {t, v});
+    ka = op(s, "ka", "ScatterAdd", {t, v});
   } else {
-    ka = op(s, "ka", "Mul", {ku, v});
+    ka = op(s, "ka", "MulD", {ku, v});
   }
   OutPort oa = sm;
   if (p.siblingWrite) {
     // v is also read by ka (a sibling that the writer does not reach):
     // removable once the control edge ka -> g_upd is added (scenario 5).
     OutPort t = tensorMove(s, "g_tm", v, TensorMoveRole::Removable, "sibling-write");
-    oa = op(s, "g_upd", "Assign", {t, sm});
+    oa = op(s, "g_upd", "ScatterUpdate", {t, sm});
   }
-  OutPort o = op(s, "o", "MatMul", {oa, ka});
+  OutPort o = op(s, "o", "MatMulD", {oa, ka});
   OutPort wo = op(s, "wo", "Const");
   if (p.weightWrite) {
     // A low-rank update applied in place to a copy of the weight: deleting
     // the copy writes the weight.
     OutPort delta = op(s, "h_c", "Const");
     OutPort t = tensorMove(s, "h_tm", wo, TensorMoveRole::Necessary, "weight-write");
-    wo = op(s, "h_upd", "AssignAdd", {t, delta});
+    wo = op(s, "h_upd", "ScatterAdd", {t, delta});
   }
-  OutPort proj = op(s, "proj", "MatMul", {o, wo});
+  OutPort proj = op(s, "proj", "MatMulD", {o, wo});
   OutPort bo = op(s, "bo", "Const");
-  OutPort projb = op(s, "projb", "Add", {proj, bo});
+  OutPort projb = op(s, "projb", "AddD", {proj, bo});
   if (p.allReduceInput)
     projb = tensorMove(s, "e_tm", projb, TensorMoveRole::Removable, "allreduce-input");
   // HcomAllReduce scribbles on its input: the copy (or projb) is read by
   // nothing else.
   OutPort ar = op(s, "ar", "HcomAllReduce", {projb});
-  OutPort h2 = op(s, "res1", "Add", {h, ar});
+  OutPort h2 = op(s, "res1", "AddD", {h, ar});
 
   // MLP, sometimes behind a PartitionedCall (with a nested one inside).
   OutPort ln2 = layerNorm(s, "l2", h2);
@@ -283,13 +283,13 @@ void ModelBuilder::layer(size_t index, OutPort &h, OutPort mask,
   } else {
     mlp = mlpBody(s, ln2, p);
   }
-  h = op(s, "res2", "Add", {h2, mlp});
+  h = op(s, "res2", "AddD", {h2, mlp});
 
   if (p.ifEnd) {
     // A data-dependent branch on the hidden state (early-exit style).
-    OutPort cond = op(s, "ifc", "ReduceMax", {h});
+    OutPort cond = op(s, "ifc", "ReduceMaxD", {h});
     OutPort iff = op(s, "if", "If", {cond, h});
-    const char *branchOps[2] = {"Relu", "Tanh"};
+    const char *branchOps[2] = {"ReluD", "TanhD"};
     const char *branchTags[2] = {"then", "else"};
     for (int b = 0; b < 2; ++b) {
       Scope branch{newSubgraph(s, iff.node, branchTags[b]), ""};
@@ -297,7 +297,7 @@ void ModelBuilder::layer(size_t index, OutPort &h, OutPort mask,
       subgraphResult(branch, op(branch, "r", branchOps[b], {d}));
     }
     OutPort t = tensorMove(s, "if_tm", iff, TensorMoveRole::Conservative, "if-output");
-    h = op(s, "res3", "Add", {h, t});
+    h = op(s, "res3", "AddD", {h, t});
   }
   if (nodes_ - before > kMaxLayerNodes)
     throw std::logic_error("model builder: a layer exceeded kMaxLayerNodes");
@@ -312,7 +312,7 @@ Module ModelBuilder::build() {
   m_.root().node(ids.node).attrs["index"] = AttrValue::ofInt(0);
   OutPort idsCopy = tensorMove(root, "x_tm", ids, TensorMoveRole::Conservative, "input-no-grant");
   OutPort table = op(root, "emb", "Const");
-  OutPort h = op(root, "embed", "Gather", {table, idsCopy});
+  OutPort h = op(root, "embed", "GatherD", {table, idsCopy});
   OutPort mask = op(root, "mask", "Data");
   m_.root().node(mask.node).attrs["index"] = AttrValue::ofInt(1);
 
@@ -322,7 +322,7 @@ Module ModelBuilder::build() {
     layer(info_.layers++, h, mask, prevKvUpdate);
   // Pad with a chain of element-wise ops to meet the size exactly.
   for (size_t i = 0; target - nodes_ > 1; ++i)
-    h = op(root, std::string("pad").append(std::to_string(i)), "Relu", {h});
+    h = op(root, std::string("pad").append(std::to_string(i)), "ReluD", {h});
   op(root, "out", "NetOutput", {h});
 
   info_.nodes = nodes_;
