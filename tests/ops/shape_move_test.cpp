@@ -526,3 +526,27 @@ TEST(ShapeMoveOps, MoveEveryDtypeBitExactly) {
           {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}, "Pad");
   }
 }
+
+TEST(ShapeMoveOps, EmptyOutputsWithHugeDimensionsCostNothing) {
+  // A zero-element tensor may have huge dimensions; kernels must not walk or
+  // tabulate them.
+  Tensor x(TensorType{DType::F32, {0, 3}});
+  Tensor reps = i64v({1, int64_t{1} << 40});
+  auto r = run(opNode("Tile", 2), {&x, &reps});
+  EXPECT_EQ(r[0].type(), (TensorType{DType::F32, {0, 3 * (int64_t{1} << 40)}}));
+  Tensor wide(TensorType{DType::I8, {int64_t{1} << 40, 0}});
+  Tensor none(TensorType{DType::I64, {0}});
+  r = run(opNode("Gather", 2, {{"axis", AttrValue::ofInt(1)}}), {&wide, &none});
+  EXPECT_EQ(r[0].type(), (TensorType{DType::I8, {int64_t{1} << 40, 0}}));
+  r = run(opNode("Concat", 2, {{"axis", AttrValue::ofInt(1)}}), {&wide, &wide});
+  EXPECT_EQ(r[0].size(), 0);
+  Tensor pads = i64v({0, int64_t{1} << 40, 0, 0});
+  r = run(opNode("Pad", 2), {&x, &pads});
+  EXPECT_EQ(r[0].type(), (TensorType{DType::F32, {0, 3 + (int64_t{1} << 40)}}));
+  // A non-empty output past the bound is an inference error.
+  Tensor one(TensorType{DType::F32, {1, 1}});
+  Tensor many = i64v({1, int64_t{1} << 30});
+  EXPECT_NE(
+      inferError(opNode("Tile", 2), {one.type(), many.type()}, {nullptr, &many}).find("too large"),
+      std::string::npos);
+}

@@ -21,10 +21,10 @@ std::span<const OpInfo> shapeMoveOps();
 
 namespace shape_detail {
 
-/// Output types larger than this are refused by inference: the ops that
+/// Output types larger than this (1 GiB) are refused by inference: the ops that
 /// make outputs from values (ConstantOfShape, Expand, Tile, Pad, Range) must
 /// stay bounded on any input.
-inline constexpr uint64_t kMaxOutputBytes = uint64_t{1} << 32;
+inline constexpr uint64_t kMaxOutputBytes = uint64_t{1} << 30;
 
 /// Checks an output type: no negative dimension, element count and byte
 /// size within bounds.
@@ -99,18 +99,28 @@ inline void allUndef(KernelContext &k) {
 /// Re-runs an op's planning function (its inference, filling the kernel's
 /// parameters) on the kernel's concrete inputs. False, with every output
 /// marked indeterminate, when planning fails or disagrees with the
-/// preallocated outputs.
+/// preallocated outputs; false as well when every output is empty: there is
+/// nothing to compute, and an empty output may still have huge dimensions
+/// (`[0, 2^40]`) that no kernel should walk or tabulate.
 template <class Params, class PlanFn> bool replan(KernelContext &k, PlanFn plan, Params &params) {
   std::vector<std::optional<TensorType>> types;
   for (const Tensor *t : k.inputs)
     types.push_back(t ? std::optional<TensorType>(t->type()) : std::nullopt);
-  InferContext ic{k.node, types, k.inputs, {}, {}};
-  bool ok = plan(ic, &params) && ic.outputs.size() >= k.outputs.size();
+  InferContext probe{k.node, types, k.inputs, {}, {}};
+  bool ok = plan(probe, nullptr) && probe.outputs.size() >= k.outputs.size();
   for (size_t i = 0; ok && i < k.outputs.size(); ++i)
-    ok = ic.outputs[i] == k.outputs[i].type();
-  if (!ok)
+    ok = probe.outputs[i] == k.outputs[i].type();
+  if (!ok) {
     allUndef(k);
-  return ok;
+    return false;
+  }
+  bool empty = true;
+  for (const Tensor &t : k.outputs)
+    empty = empty && t.size() == 0;
+  if (empty)
+    return false;
+  InferContext ic{k.node, types, k.inputs, {}, {}};
+  return plan(ic, &params);
 }
 
 /// Copies into `out` (row-major over the shape given by the tables' sizes,

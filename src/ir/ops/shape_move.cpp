@@ -83,7 +83,8 @@ struct AxisParams {
 };
 
 bool planConcat(InferContext &ctx, AxisParams *p) {
-  if (!checkInputs(ctx, 1, ctx.numInputs() > 0 ? ctx.numInputs() : 1))
+  // Every input slot must be connected (Concat has no optional inputs).
+  if (!checkInputs(ctx, std::max<size_t>(ctx.numInputs(), 1), std::max<size_t>(ctx.numInputs(), 1)))
     return false;
   const TensorType &first = ctx.in(0);
   if (!ctx.node.attr("axis"))
