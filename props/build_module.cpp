@@ -1135,11 +1135,15 @@ private:
     }
     switch (s.variant % 3) {
     case 0: {
-      std::vector<Value> ins{in};
+      // GE's one-input Reshape is a built-in view; with a second input
+      // (ONNX's form needs a constant i64 shape) the view is by attribute.
       if (s.flags & 1)
-        if (auto shape = pick(L, refAt(s, 1)))
-          ins.push_back(*shape);
-      emit(L, "Reshape", "view", ins, {}, std::nullopt, alias);
+        if (auto shape = pick(L, refAt(s, 1))) {
+          emit(L, "ExpandDims", "view", {in, *shape}, {{"out0.reuse_input", AttrValue::ofBool(true)}},
+               std::nullopt, alias);
+          return;
+        }
+      emit(L, "Reshape", "view", {in}, {}, std::nullopt, alias);
       return;
     }
     case 1:

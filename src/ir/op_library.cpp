@@ -136,7 +136,7 @@ const OpInfo *numericDefinition(const Node &n) {
   const OpInfo &op = lookupOp(n.type);
   if (!op.infer || !op.kernel)
     return nullptr;
-  if (op.numericArity != 0 && n.inputs.size() != op.numericArity)
+  if (op.numericForm && !op.numericForm(n))
     return nullptr;
   return &op;
 }

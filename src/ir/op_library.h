@@ -55,11 +55,12 @@ struct OpInfo {
   /// a constant in a statically shaped graph. The importer freezes graph
   /// inputs that feed such slots when asked to (TVM's freeze_params).
   uint64_t shapeOperands = 0;
-  /// GE's own ops with a numeric form (the Assign family): when nonzero, the
-  /// numeric definition applies to nodes with exactly this many inputs; a
-  /// node of another arity keeps semantics.md §2's placeholder meaning (the
-  /// version-1 reading). ONNX ops leave it 0: any arity is checked.
-  uint32_t numericArity = 0;
+  /// Ops that also have a GE form with version-1 placeholder meaning (the
+  /// Assign family with other than two inputs, GE's one-input Reshape):
+  /// when set, the numeric definition applies only to the nodes it accepts;
+  /// the others keep semantics.md §2's placeholder meaning. Null: every node
+  /// of the type is numeric and checked.
+  bool (*numericForm)(const Node &) = nullptr;
 };
 
 inline constexpr uint32_t kOutputsPerInput = UINT32_MAX;

@@ -214,9 +214,14 @@ private:
     return r;
   }
 
+  /// A call's outputs are its body's results. A branch node's output is the
+  /// taken branch's result: when the branches agree that is its type; when
+  /// they do not (version-1 graphs bind the output to whichever buffer the
+  /// branch returns, semantics.md §1) the port description or the default.
   std::vector<TensorType> inferHolder(const Node &n,
                                       const std::vector<std::optional<TensorType>> &ins) {
     std::vector<std::optional<TensorType>> outs(n.numOutputs);
+    std::vector<bool> disagree(n.numOutputs, false);
     for (size_t b = 0; b < n.subgraphs.size(); ++b) {
       GraphId sub = n.subgraphs[b];
       inferGraph(sub, ins);
@@ -226,17 +231,17 @@ private:
         if (!outs[j])
           outs[j] = t;
         else if (*outs[j] != t)
-          error(n, fmt::format("output {} is {} in branch '{}' but {} in branch '{}'", j,
-                               outs[j]->str(), m_.graph(n.subgraphs[0]).name, t.str(),
-                               m_.graph(sub).name));
+          disagree[j] = true;
       }
     }
     std::vector<TensorType> r;
     for (uint32_t k = 0; k < n.numOutputs; ++k) {
-      TensorType t = outs[k].value_or(described(n, k));
-      if (outs[k])
-        checkDescribed(n, k, t);
-      r.push_back(t);
+      if (outs[k] && !disagree[k]) {
+        checkDescribed(n, k, *outs[k]);
+        r.push_back(*outs[k]);
+      } else {
+        r.push_back(described(n, k));
+      }
     }
     return r;
   }

@@ -230,6 +230,11 @@ void rangeKernel(KernelContext &k) {
 // ---------------------------------------------------------------------------
 // Reshape, Flatten, Squeeze, Unsqueeze
 
+/// GE's one-input Reshape of version-1 graphs (no shape operand, no
+/// `shape` attribute) is not ONNX's: it keeps the placeholder meaning, a view
+/// of input 0 under its port description (OpInfo::numericForm).
+bool onnxReshape(const Node &n) { return !(n.inputs.size() == 1 && !n.attr("shape")); }
+
 bool planReshape(InferContext &ctx, NoParams *) {
   const bool attrForm = ctx.numInputs() == 1 && ctx.node.attr("shape"); // opset 1-4
   if (!checkInputs(ctx, attrForm ? 1 : 2, 2))
@@ -427,7 +432,7 @@ void expandKernel(KernelContext &k) {
 constexpr OpInfo kShapeOps[] = {
     {"Reshape", OpKind::Ordinary, 1, kNone, kOut0ViewIn0, false,
      "output 0 views input 0: input 0 under the shape of input 1 (0 copies, -1 infers)",
-     inferOnly<NoParams, planReshape>, sameOrderKernel<planReshape>, false, 0b10},
+     inferOnly<NoParams, planReshape>, sameOrderKernel<planReshape>, false, 0b10, onnxReshape},
     {"Shape", OpKind::Ordinary, 1, kNone, kNone, false,
      "the dimensions of input 0 (from start to end) as i64", inferOnly<ShapeParams, planShape>,
      shapeKernel},

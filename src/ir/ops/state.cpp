@@ -12,6 +12,9 @@ namespace {
 
 constexpr PortAlias kOut0RefIn0[] = {{0, 0}};
 
+/// GE's Assign family is numeric in its two-input form (ref, value).
+bool twoInputs(const Node &n) { return n.inputs.size() == 2; }
+
 bool inferAssign(InferContext &ctx) {
   if (ctx.numInputs() != 2 || !ctx.has(0) || !ctx.has(1))
     return ctx.fail(fmt::format("{} takes two connected inputs (the written tensor and the value)",
@@ -57,11 +60,11 @@ template <int Sign> void runAccumulate(KernelContext &ctx) {
 // clang-format off
 constexpr OpInfo kStateOps[] = {
     {"Assign", OpKind::Ordinary, 1, kOut0RefIn0, {}, false,
-     "writes input 1 into input 0 in place", inferAssign, runAssign, false, 0, 2},
+     "writes input 1 into input 0 in place", inferAssign, runAssign, false, 0, twoInputs},
     {"AssignAdd", OpKind::Ordinary, 1, kOut0RefIn0, {}, false,
-     "adds input 1 to input 0 in place", inferAssign, runAccumulate<1>, false, 0, 2},
+     "adds input 1 to input 0 in place", inferAssign, runAccumulate<1>, false, 0, twoInputs},
     {"AssignSub", OpKind::Ordinary, 1, kOut0RefIn0, {}, false,
-     "subtracts input 1 from input 0 in place", inferAssign, runAccumulate<-1>, false, 0, 2},
+     "subtracts input 1 from input 0 in place", inferAssign, runAccumulate<-1>, false, 0, twoInputs},
 };
 // clang-format on
 
