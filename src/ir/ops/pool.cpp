@@ -1,0 +1,322 @@
+// MaxPool, AveragePool, GlobalMaxPool, GlobalAveragePool (ONNX opset <= 17,
+// plus graphvet's `layout`).
+//
+// Windows: output o along an axis reads the input at o*stride - pad_begin +
+// k*dilation for k in [0, kernel); the output size is ONNX's
+// floor (or ceil with ceil_mode) of (in + pads - effective kernel) / stride
+// + 1, or ceil(in / stride) with SAME_UPPER/SAME_LOWER (see nn.cpp). A tap
+// is an input element, padding (inside pads) or, with ceil_mode, past the
+// padding.
+//
+// MaxPool: the maximum over the window's input elements (padding never
+// wins). Comparisons are IEEE; a NaN in the window makes the result NaN
+// (tensor-semantics.md §3: Max with a NaN operand is NaN), the first NaN in
+// window order; otherwise the first element of the window that no later
+// element exceeds (so of -0 and +0 the first one). The result is that
+// element's bits. Indices (i64) is the flat index of that element in the
+// logical N x C x D1 x ... x Dk input: row-major, or with storage_order = 1
+// the spatial part column-major (n and c still outermost, as onnxruntime
+// does). With layout NHWC the indices keep this logical meaning (the NHWC
+// op is the NCHW op between transposes).
+//
+// AveragePool: sum of the window's input elements, accumulated in f32 (f16,
+// f32) or f64 in window order, divided by the count: the number of input
+// elements, or with count_include_pad = 1 the number of taps inside the
+// padded input (the padding taps add +0 to the sum, as ONNX's
+// "pad with zeros" does); taps past the padding (ceil_mode) never count.
+//
+// A window without any input element (possible only when pads exceed the
+// kernel, or with ceil_mode) gives an indeterminate output: ONNX leaves it
+// undefined. An output is indeterminate when any input element of its
+// window is.
+#include "ir/ops/nn_common.h"
+
+#include <cmath>
+#include <fmt/format.h>
+
+namespace graphvet::ops::nn {
+namespace {
+
+constexpr std::initializer_list<DType> kMaxPoolTypes = {DType::F16, DType::F32, DType::F64,
+                                                        DType::I8, DType::U8};
+
+std::vector<int64_t> spatialOf(const Shape &s) {
+  return std::vector<int64_t>(s.begin() + 2, s.end());
+}
+
+/// Checks shared by the windowed pools; fills the logical input shape and
+/// the window.
+bool checkPool(InferContext &ctx, const char *op, std::initializer_list<DType> types,
+               Layout &layout, Shape &xs, Window &win) {
+  if (ctx.numInputs() != 1 || !ctx.has(0))
+    return ctx.fail(fmt::format("{} takes 1 input (X), got {}", op, ctx.numInputs()));
+  const TensorType &x = ctx.in(0);
+  if (!checkDType(ctx, 0, "X", x.dtype, types))
+    return false;
+  if (x.rank() < 3)
+    return ctx.fail(
+        fmt::format("input 0 (X) must have rank >= 3 (N, C, spatial...), got {}", x.str()));
+  if (!readLayout(ctx, x.rank(), layout))
+    return false;
+  xs = logicalShape(layout, x.shape);
+  size_t k = static_cast<size_t>(x.rank() - 2);
+  auto kernel = attrInts(ctx.node, "kernel_shape");
+  if (!kernel)
+    return ctx.fail(fmt::format("{} needs kernel_shape (a list of {} sizes)", op, k));
+  if (kernel->size() != k)
+    return ctx.fail(fmt::format("kernel_shape must have {} entries (one per spatial axis), got {}",
+                                k, kernel->size()));
+  int64_t ceilMode = attrInt(ctx.node, "ceil_mode", 0);
+  if (ceilMode != 0 && ceilMode != 1)
+    return ctx.fail(fmt::format("ceil_mode must be 0 or 1, got {}", ceilMode));
+  std::string error;
+  auto w = windowOf(ctx.node, spatialOf(xs), *kernel, {ceilMode == 1}, error);
+  if (!w)
+    return ctx.fail(error);
+  win = std::move(*w);
+  return true;
+}
+
+Shape pooledShape(Layout layout, const Shape &xs, const std::vector<int64_t> &out) {
+  Shape s{xs[0], xs[1]};
+  s.insert(s.end(), out.begin(), out.end());
+  return physicalShape(layout, s);
+}
+
+/// The window of a node whose inference succeeded (global pools: the whole
+/// spatial extent, one output per plane).
+Window kernelWindow(const Node &n, const Shape &xs, bool global) {
+  if (global) {
+    Window w;
+    w.in = spatialOf(xs);
+    w.kernel = w.in;
+    size_t k = w.in.size();
+    w.strides.assign(k, 1);
+    w.dilations.assign(k, 1);
+    w.padBegin.assign(k, 0);
+    w.padEnd.assign(k, 0);
+    w.out.assign(k, 1);
+    return w;
+  }
+  std::string error;
+  bool ceilMode = attrInt(n, "ceil_mode", 0) == 1;
+  return *windowOf(n, spatialOf(xs), *attrInts(n, "kernel_shape"), {ceilMode}, error);
+}
+
+/// Everything a pool kernel walks: per (n, c) plane, per output position p,
+/// the taps (input offset in the plane, -1 padding, -2 past the padding).
+struct PoolPlan {
+  Layout layout;
+  Shape xs;
+  std::vector<int64_t> xst, yst;
+  Window win;
+  std::vector<int64_t> taps, yoff;
+  int64_t P, K;
+};
+
+PoolPlan planOf(const KernelContext &ctx, bool global) {
+  PoolPlan plan;
+  plan.layout = layoutOf(ctx.node);
+  plan.xs = logicalShape(plan.layout, ctx.in(0).shape());
+  plan.xst = logicalStrides(plan.layout, ctx.in(0).shape());
+  plan.yst = logicalStrides(plan.layout, ctx.out(0).shape());
+  plan.win = kernelWindow(ctx.node, plan.xs, global);
+  std::vector<std::vector<std::vector<int64_t>>> axes;
+  for (size_t a = 0; a < plan.win.rank(); ++a)
+    axes.push_back(windowTaps(plan.win, a));
+  plan.taps = flattenTaps(axes, plan.win.out, plan.win.kernel, spatialOf(plan.xst));
+  plan.yoff = positionOffsets(plan.win.out, spatialOf(plan.yst));
+  plan.P = product(plan.win.out);
+  plan.K = product(plan.win.kernel);
+  return plan;
+}
+
+template <class A> void averagePool(KernelContext &ctx, bool global) {
+  PoolPlan plan = planOf(ctx, global);
+  const Tensor &x = ctx.in(0);
+  Tensor &y = ctx.out(0);
+  bool includePad = !global && attrInt(ctx.node, "count_include_pad", 0) == 1;
+  std::vector<A> xv = loadAs<A>(x);
+  bool track = x.anyUndef();
+  for (int64_t n = 0; n < plan.xs[0]; ++n)
+    for (int64_t c = 0; c < plan.xs[1]; ++c) {
+      int64_t xbase = n * plan.xst[0] + c * plan.xst[1];
+      int64_t ybase = n * plan.yst[0] + c * plan.yst[1];
+      for (int64_t p = 0; p < plan.P; ++p) {
+        const int64_t *tp = plan.taps.data() + p * plan.K;
+        A acc = A(-0.0);
+        int64_t count = 0, inputs = 0;
+        bool undef = false;
+        for (int64_t kf = 0; kf < plan.K; ++kf) {
+          int64_t off = tp[kf];
+          if (off >= 0) {
+            acc = acc + xv[static_cast<size_t>(xbase + off)];
+            undef = undef || (track && x.isUndef(xbase + off));
+            ++count;
+            ++inputs;
+          } else if (off == -1 && includePad) {
+            acc = acc + A(0);
+            ++count;
+          }
+        }
+        int64_t yi = ybase + plan.yoff[static_cast<size_t>(p)];
+        if (inputs == 0) {
+          y.setUndef(yi); // no input element in the window: undefined in ONNX
+          continue;
+        }
+        y.setDouble(yi, static_cast<double>(acc / static_cast<A>(count)));
+        if (undef)
+          y.setUndef(yi);
+      }
+    }
+}
+
+/// True when `v` replaces `best` as the window's maximum (floats: a NaN
+/// wins and stays; ints: strictly greater).
+bool beats(bool isFloatType, double v, double best, int64_t vi, int64_t besti) {
+  if (!isFloatType)
+    return vi > besti;
+  if (std::isnan(best))
+    return false;
+  return std::isnan(v) || v > best;
+}
+
+void maxPool(KernelContext &ctx, bool global) {
+  PoolPlan plan = planOf(ctx, global);
+  const Tensor &x = ctx.in(0);
+  Tensor &y = ctx.out(0);
+  Tensor *indices = !global && ctx.outputs.size() > 1 ? &ctx.out(1) : nullptr;
+  bool columnMajor = !global && attrInt(ctx.node, "storage_order", 0) == 1;
+  bool fl = isFloat(x.dtype());
+  bool track = x.anyUndef();
+  size_t k = plan.win.rank();
+  // The logical flat index of each tap (within a plane), row- or column-major.
+  std::vector<int64_t> idxStrides(k);
+  int64_t s = 1;
+  for (size_t a = 0; a < k; ++a) {
+    size_t axis = columnMajor ? a : k - 1 - a;
+    idxStrides[axis] = s;
+    s *= plan.win.in[axis];
+  }
+  int64_t planeSize = s;
+  std::vector<int64_t> idxTaps;
+  if (indices) {
+    std::vector<std::vector<std::vector<int64_t>>> axes;
+    for (size_t a = 0; a < k; ++a)
+      axes.push_back(windowTaps(plan.win, a));
+    idxTaps = flattenTaps(axes, plan.win.out, plan.win.kernel, idxStrides);
+  }
+  for (int64_t n = 0; n < plan.xs[0]; ++n)
+    for (int64_t c = 0; c < plan.xs[1]; ++c) {
+      int64_t xbase = n * plan.xst[0] + c * plan.xst[1];
+      int64_t ybase = n * plan.yst[0] + c * plan.yst[1];
+      for (int64_t p = 0; p < plan.P; ++p) {
+        const int64_t *tp = plan.taps.data() + p * plan.K;
+        int64_t bestTap = -1, bestI = 0;
+        double best = 0;
+        bool undef = false;
+        for (int64_t kf = 0; kf < plan.K; ++kf) {
+          int64_t off = tp[kf];
+          if (off < 0)
+            continue;
+          int64_t xi = xbase + off;
+          undef = undef || (track && x.isUndef(xi));
+          double v = fl ? x.getDouble(xi) : 0;
+          int64_t vi = fl ? 0 : x.getInt(xi);
+          if (bestTap < 0 || beats(fl, v, best, vi, bestI)) {
+            bestTap = kf;
+            best = v;
+            bestI = vi;
+          }
+        }
+        int64_t yi = ybase + plan.yoff[static_cast<size_t>(p)];
+        if (bestTap < 0) { // no input element in the window: undefined in ONNX
+          y.setUndef(yi);
+          if (indices)
+            indices->setUndef(yi);
+          continue;
+        }
+        y.copyElement(yi, x, xbase + tp[bestTap]);
+        if (undef)
+          y.setUndef(yi);
+        if (indices) {
+          int64_t flat =
+              (n * plan.xs[1] + c) * planeSize + idxTaps[static_cast<size_t>(p * plan.K + bestTap)];
+          indices->setInt(yi, flat);
+          if (undef)
+            indices->setUndef(yi);
+        }
+      }
+    }
+}
+
+} // namespace
+
+bool inferMaxPool(InferContext &ctx) {
+  Layout layout;
+  Shape xs;
+  Window win;
+  if (!checkPool(ctx, "MaxPool", kMaxPoolTypes, layout, xs, win))
+    return false;
+  int64_t storageOrder = attrInt(ctx.node, "storage_order", 0);
+  if (storageOrder != 0 && storageOrder != 1)
+    return ctx.fail(fmt::format("storage_order must be 0 or 1, got {}", storageOrder));
+  Shape out = pooledShape(layout, xs, win.out);
+  ctx.outputs.push_back({ctx.in(0).dtype, out});
+  ctx.outputs.push_back({DType::I64, out});
+  return true;
+}
+
+void kernelMaxPool(KernelContext &ctx) {
+  maxPool(ctx, false);
+}
+
+bool inferAveragePool(InferContext &ctx) {
+  Layout layout;
+  Shape xs;
+  Window win;
+  if (!checkPool(ctx, "AveragePool", kConvTypes, layout, xs, win))
+    return false;
+  int64_t cip = attrInt(ctx.node, "count_include_pad", 0);
+  if (cip != 0 && cip != 1)
+    return ctx.fail(fmt::format("count_include_pad must be 0 or 1, got {}", cip));
+  ctx.outputs.push_back({ctx.in(0).dtype, pooledShape(layout, xs, win.out)});
+  return true;
+}
+
+void kernelAveragePool(KernelContext &ctx) {
+  if (ctx.in(0).dtype() == DType::F64)
+    averagePool<double>(ctx, false);
+  else
+    averagePool<float>(ctx, false);
+}
+
+bool inferGlobalPool(InferContext &ctx) {
+  if (ctx.numInputs() != 1 || !ctx.has(0))
+    return ctx.fail(fmt::format("{} takes 1 input (X), got {}", ctx.node.type, ctx.numInputs()));
+  const TensorType &x = ctx.in(0);
+  if (!checkDType(ctx, 0, "X", x.dtype, kConvTypes))
+    return false;
+  if (x.rank() < 3)
+    return ctx.fail(
+        fmt::format("input 0 (X) must have rank >= 3 (N, C, spatial...), got {}", x.str()));
+  Layout layout;
+  if (!readLayout(ctx, x.rank(), layout))
+    return false;
+  Shape xs = logicalShape(layout, x.shape);
+  ctx.outputs.push_back({x.dtype, pooledShape(layout, xs, std::vector<int64_t>(xs.size() - 2, 1))});
+  return true;
+}
+
+void kernelGlobalAveragePool(KernelContext &ctx) {
+  if (ctx.in(0).dtype() == DType::F64)
+    averagePool<double>(ctx, true);
+  else
+    averagePool<float>(ctx, true);
+}
+
+void kernelGlobalMaxPool(KernelContext &ctx) {
+  maxPool(ctx, true);
+}
+
+} // namespace graphvet::ops::nn
