@@ -14,9 +14,10 @@
 //   pre = pre + P[g] * C (i, f: previous C; o: the new C) + Wb[g] + Rb[g]
 //   activation(clip(pre))
 //   i = f(..), f = input_forget ? 1 - i : f(..), c = g(..)
-//   C' = f * C + i * c;  o = f(..);  H' = o * h(clip(C'))
-// clip (when given) bounds every activation's input to [-clip, clip]
-// (onnxruntime clips h's input too, without changing the stored cell).
+//   C' = f * C + i * c;  o = f(..);  H' = o * h(C')
+// clip (when given) bounds the gates' pre-activations (the inputs of f and
+// g) to [-clip, clip]; the cell C' and h's input are not clipped (as
+// onnxruntime computes it).
 // Activations are computed in f64 from the A value and rounded once to A.
 // Activation alpha/beta values are consumed in order by the activations
 // that take them (defaults: LeakyRelu 0.01, ThresholdedRelu 1, ScaledTanh
@@ -339,7 +340,7 @@ template <class A> void lstmKernel(KernelContext &ctx) {
           bool ou = preU[static_cast<size_t>(H + j)];
           A ov = peep(1, j, cell, cellU, pre[static_cast<size_t>(H + j)], ou);
           ov = act(f, clip(bias(1, j, ov, ou)));
-          nh[jj] = ov * act(h, clip(cell));
+          nh[jj] = ov * act(h, cell);
           nc[jj] = cell;
           nhU[jj] = ou || cellU;
           ncU[jj] = cellU;

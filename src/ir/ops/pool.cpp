@@ -25,10 +25,11 @@
 // padded input (the padding taps add +0 to the sum, as ONNX's
 // "pad with zeros" does); taps past the padding (ceil_mode) never count.
 //
-// A window without any input element (possible only when pads exceed the
-// kernel, or with ceil_mode) gives an indeterminate output: ONNX leaves it
-// undefined. An output is indeterminate when any input element of its
-// window is.
+// A MaxPool window without any input element, or an AveragePool window
+// with nothing to count (possible only when pads exceed the kernel, or with
+// ceil_mode) gives an indeterminate output: ONNX leaves it undefined. (With
+// count_include_pad = 1 a window of padding alone averages to +0.) An output is indeterminate when
+// any input element of its window is.
 #include "ir/ops/nn_common.h"
 
 #include <cmath>
@@ -145,7 +146,7 @@ template <class A> void averagePool(KernelContext &ctx, bool global) {
       for (int64_t p = 0; p < plan.P; ++p) {
         const int64_t *tp = plan.taps.data() + p * plan.K;
         A acc = A(-0.0);
-        int64_t count = 0, inputs = 0;
+        int64_t count = 0;
         bool undef = false;
         for (int64_t kf = 0; kf < plan.K; ++kf) {
           int64_t off = tp[kf];
@@ -153,15 +154,14 @@ template <class A> void averagePool(KernelContext &ctx, bool global) {
             acc = acc + xv[static_cast<size_t>(xbase + off)];
             undef = undef || (track && x.isUndef(xbase + off));
             ++count;
-            ++inputs;
           } else if (off == -1 && includePad) {
             acc = acc + A(0);
             ++count;
           }
         }
         int64_t yi = ybase + plan.yoff[static_cast<size_t>(p)];
-        if (inputs == 0) {
-          y.setUndef(yi); // no input element in the window: undefined in ONNX
+        if (count == 0) {
+          y.setUndef(yi); // no element to average (0 / 0): undefined in ONNX
           continue;
         }
         y.setDouble(yi, static_cast<double>(acc / static_cast<A>(count)));
