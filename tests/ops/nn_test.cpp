@@ -57,11 +57,23 @@ TEST(NnFamily, WindowGeometry) {
   EXPECT_EQ(w->padBegin, (std::vector<int64_t>{1})); // total 1: SAME_LOWER pads the start
   EXPECT_EQ(w->padEnd, (std::vector<int64_t>{0}));
   Node c = opNode("MaxPool", 1, {{"strides", ints({2})}, {"pads", ints({1, 1})}});
-  auto taps = ops::nn::windowTaps(*ops::nn::windowOf(c, {4}, {2}, {true}, error), 0);
-  // out = ceil((4 + 2 - 2) / 2) + 1 = 3; the last window is [padding, past].
-  EXPECT_EQ(taps, (std::vector<std::vector<int64_t>>{{-1, 0}, {1, 2}, {3, -1}}));
-  auto past = ops::nn::windowTaps(
-      *ops::nn::windowOf(opNode("MaxPool", 1, {{"strides", ints({3})}}), {4}, {2}, {true}, error),
-      0);
-  EXPECT_EQ(past, (std::vector<std::vector<int64_t>>{{0, 1}, {3, -2}}));
+  ops::nn::Window cw = *ops::nn::windowOf(c, {4}, {2}, {true}, error);
+  // out = ceil((4 + 2 - 2) / 2) + 1 = 3; the last window is [input, padding].
+  EXPECT_EQ(cw.out, (std::vector<int64_t>{3}));
+  std::vector<int64_t> taps;
+  std::vector<std::vector<int64_t>> all;
+  for (int64_t o = 0; o < 3; ++o) {
+    ops::nn::windowTapsAt(cw, {o}, {1}, taps);
+    all.push_back(taps);
+  }
+  EXPECT_EQ(all, (std::vector<std::vector<int64_t>>{{-1, 0}, {1, 2}, {3, -1}}));
+  ops::nn::Window pw =
+      *ops::nn::windowOf(opNode("MaxPool", 1, {{"strides", ints({3})}}), {4}, {2}, {true}, error);
+  ops::nn::windowTapsAt(pw, {1}, {1}, taps);
+  EXPECT_EQ(taps, (std::vector<int64_t>{3, -2})); // 4 lies past the input (ceil_mode)
+  // 2-D: taps row-major over the kernel, offsets via the given strides.
+  Node d = opNode("MaxPool", 1, {{"pads", ints({1, 0, 0, 0})}});
+  ops::nn::Window dw = *ops::nn::windowOf(d, {3, 3}, {2, 2}, {}, error);
+  ops::nn::windowTapsAt(dw, {0, 1}, {10, 1}, taps);
+  EXPECT_EQ(taps, (std::vector<int64_t>{-1, -1, 1, 2}));
 }

@@ -20,6 +20,7 @@
 #include "ir/ops/nn_common.h"
 
 #include <fmt/format.h>
+#include <functional>
 
 namespace graphvet::ops::nn {
 namespace {
@@ -98,28 +99,34 @@ std::vector<int64_t> spatial(const Shape &s) {
   return std::vector<int64_t>(s.begin() + 2, s.end());
 }
 
-/// The dot-product loop both ops share: for every (n, m, output position),
-/// sum over input channels c of the group and kernel taps kf with a valid
-/// input offset of x * w, then + bias.
+/// Fills, for an output position's spatial multi-index, one entry per
+/// kernel tap: the input's spatial offset, or negative when the tap reads no
+/// input element.
+using TapFn = std::function<void(const std::vector<int64_t> &, std::vector<int64_t> &)>;
+
+/// The dot-product loop both ops share: for every output position (taps
+/// computed once), batch entry n and output channel m, the sum over the
+/// group's input channels c and the kernel taps of x * w, then + bias.
 template <class A>
 void convolve(KernelContext &ctx, bool transpose, const std::vector<int64_t> &outSpatial,
-              const std::vector<int64_t> &kernel, const std::vector<int64_t> &taps) {
+              const std::vector<int64_t> &kernel, const TapFn &tapsAt) {
   const Node &n = ctx.node;
   Layout L = layoutOf(n);
   const Tensor &x = ctx.in(0), &w = ctx.in(1);
   const Tensor *b = ctx.has(2) ? &ctx.in(2) : nullptr;
   Tensor &y = ctx.out(0);
+  if (y.size() == 0)
+    return;
   Shape xs = logicalShape(L, x.shape()), ws = logicalShape(L, w.shape());
   std::vector<int64_t> xst = logicalStrides(L, x.shape()), wst = logicalStrides(L, w.shape()),
                        yst = logicalStrides(L, y.shape());
   int64_t group = attrInt(n, "group", 1);
   int64_t N = xs[0], C = xs[1], Cg = C / group;
   int64_t Mg = transpose ? ws[1] : ws[0] / group, M = Mg * group;
-  int64_t P = product(outSpatial), K = product(kernel);
+  int64_t K = product(kernel);
   std::vector<int64_t> woff =
       positionOffsets(kernel, std::vector<int64_t>(wst.begin() + 2, wst.end()));
-  std::vector<int64_t> yoff =
-      positionOffsets(outSpatial, std::vector<int64_t>(yst.begin() + 2, yst.end()));
+  std::vector<int64_t> ysp(yst.begin() + 2, yst.end());
 
   std::vector<A> xv = loadAs<A>(x), wv = loadAs<A>(w);
   std::vector<A> bv = b ? loadAs<A>(*b) : std::vector<A>();
@@ -127,20 +134,24 @@ void convolve(KernelContext &ctx, bool transpose, const std::vector<int64_t> &ou
   std::vector<uint8_t> xu = track ? undefFlags(x) : std::vector<uint8_t>();
   std::vector<uint8_t> wu = track ? undefFlags(w) : std::vector<uint8_t>();
 
-  for (int64_t in = 0; in < N; ++in)
-    for (int64_t m = 0; m < M; ++m) {
-      int64_t g = m / Mg;
-      for (int64_t p = 0; p < P; ++p) {
+  std::vector<int64_t> o(outSpatial.size(), 0), taps;
+  do {
+    tapsAt(o, taps);
+    int64_t yoff = 0;
+    for (size_t a = 0; a < o.size(); ++a)
+      yoff += o[a] * ysp[a];
+    for (int64_t in = 0; in < N; ++in)
+      for (int64_t m = 0; m < M; ++m) {
+        int64_t g = m / Mg;
         A acc = A(-0.0); // -0 + t == t for every t: the sum starts at the first term
         bool any = false, undef = false;
-        const int64_t *tp = taps.data() + p * K;
         for (int64_t c = 0; c < Cg; ++c) {
           int64_t cin = g * Cg + c;
           int64_t xbase = in * xst[0] + cin * xst[1];
           int64_t wbase =
               transpose ? cin * wst[0] + (m - g * Mg) * wst[1] : m * wst[0] + c * wst[1];
           for (int64_t kf = 0; kf < K; ++kf) {
-            int64_t xo = tp[kf];
+            int64_t xo = taps[static_cast<size_t>(kf)];
             int64_t wi = wbase + woff[static_cast<size_t>(kf)];
             A xval;
             if (xo >= 0) {
@@ -165,12 +176,12 @@ void convolve(KernelContext &ctx, bool transpose, const std::vector<int64_t> &ou
           acc = acc + bv[static_cast<size_t>(m)];
           undef = undef || b->isUndef(m);
         }
-        int64_t yi = in * yst[0] + m * yst[1] + yoff[static_cast<size_t>(p)];
+        int64_t yi = in * yst[0] + m * yst[1] + yoff;
         y.setDouble(yi, static_cast<double>(acc));
         if (undef)
           y.setUndef(yi);
       }
-    }
+  } while (nextIndex(o, outSpatial));
 }
 
 // ---- Conv
@@ -181,13 +192,12 @@ template <class A> void convKernel(KernelContext &ctx) {
   Shape xs = logicalShape(L, ctx.in(0).shape()), ws = logicalShape(L, ctx.in(1).shape());
   std::string error;
   Window win = *windowOf(n, spatial(xs), spatial(ws), {}, error);
-  std::vector<std::vector<std::vector<int64_t>>> taps;
-  for (size_t a = 0; a < win.rank(); ++a)
-    taps.push_back(windowTaps(win, a));
   std::vector<int64_t> xst = logicalStrides(L, ctx.in(0).shape());
-  std::vector<int64_t> table =
-      flattenTaps(taps, win.out, win.kernel, std::vector<int64_t>(xst.begin() + 2, xst.end()));
-  convolve<A>(ctx, false, win.out, win.kernel, table);
+  std::vector<int64_t> xsp(xst.begin() + 2, xst.end());
+  convolve<A>(ctx, false, win.out, win.kernel,
+              [&](const std::vector<int64_t> &o, std::vector<int64_t> &taps) {
+                windowTapsAt(win, o, xsp, taps);
+              });
 }
 
 // ---- ConvTranspose geometry (ONNX 1.12 ConvTranspose-11):
@@ -292,26 +302,26 @@ template <class A> void convTransposeKernel(KernelContext &ctx) {
   Shape xs = logicalShape(L, ctx.in(0).shape()), ws = logicalShape(L, ctx.in(1).shape());
   std::string error;
   TransposeGeometry t = *transposeGeometry(n, xs, ws, error);
-  // Per axis: output coordinate o and tap k read input i when
+  // Output coordinate o and tap k read input i along an axis when
   // o + padBegin - k * dilation == i * stride with 0 <= i < in.
-  std::vector<std::vector<std::vector<int64_t>>> taps;
-  for (size_t a = 0; a < t.in.size(); ++a) {
-    std::vector<std::vector<int64_t>> axis(static_cast<size_t>(t.out[a]));
-    for (int64_t o = 0; o < t.out[a]; ++o) {
-      auto &row = axis[static_cast<size_t>(o)];
-      row.resize(static_cast<size_t>(t.kernel[a]));
-      for (int64_t k = 0; k < t.kernel[a]; ++k) {
-        int64_t v = o + t.padBegin[a] - k * t.dilations[a];
-        int64_t i = v >= 0 && v % t.strides[a] == 0 ? v / t.strides[a] : -1;
-        row[static_cast<size_t>(k)] = i < t.in[a] ? i : -1;
-      }
-    }
-    taps.push_back(std::move(axis));
-  }
   std::vector<int64_t> xst = logicalStrides(L, ctx.in(0).shape());
-  std::vector<int64_t> table =
-      flattenTaps(taps, t.out, t.kernel, std::vector<int64_t>(xst.begin() + 2, xst.end()));
-  convolve<A>(ctx, true, t.out, t.kernel, table);
+  std::vector<int64_t> xsp(xst.begin() + 2, xst.end());
+  size_t r = t.in.size();
+  auto tapsAt = [&](const std::vector<int64_t> &o, std::vector<int64_t> &taps) {
+    taps.resize(static_cast<size_t>(product(t.kernel)));
+    std::vector<int64_t> k(r, 0);
+    size_t kf = 0;
+    do {
+      int64_t off = 0;
+      for (size_t a = 0; a < r && off >= 0; ++a) {
+        int64_t v = o[a] + t.padBegin[a] - k[a] * t.dilations[a];
+        int64_t i = v >= 0 && v % t.strides[a] == 0 ? v / t.strides[a] : -1;
+        off = i >= 0 && i < t.in[a] ? off + i * xsp[a] : -1;
+      }
+      taps[kf++] = off;
+    } while (kf < taps.size() && nextIndex(k, t.kernel));
+  };
+  convolve<A>(ctx, true, t.out, t.kernel, tapsAt);
 }
 
 } // namespace

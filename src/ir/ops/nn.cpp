@@ -186,62 +186,52 @@ std::optional<Window> windowOf(const Node &n, const std::vector<int64_t> &in,
   return w;
 }
 
-std::vector<std::vector<int64_t>> windowTaps(const Window &w, size_t axis) {
-  std::vector<std::vector<int64_t>> taps(static_cast<size_t>(w.out[axis]));
-  for (int64_t o = 0; o < w.out[axis]; ++o) {
-    auto &t = taps[static_cast<size_t>(o)];
-    t.resize(static_cast<size_t>(w.kernel[axis]));
-    for (int64_t k = 0; k < w.kernel[axis]; ++k) {
-      int64_t c = o * w.strides[axis] - w.padBegin[axis] + k * w.dilations[axis];
-      if (c >= 0 && c < w.in[axis])
-        t[static_cast<size_t>(k)] = c;
-      else if (c >= -w.padBegin[axis] && c < w.in[axis] + w.padEnd[axis])
-        t[static_cast<size_t>(k)] = -1; // padding
-      else
-        t[static_cast<size_t>(k)] = -2; // past the padding (ceil_mode)
-    }
+bool nextIndex(std::vector<int64_t> &idx, const std::vector<int64_t> &dims) {
+  for (size_t a = idx.size(); a-- > 0;) {
+    if (++idx[a] < dims[a])
+      return true;
+    idx[a] = 0;
   }
-  return taps;
+  return false;
 }
 
-std::vector<int64_t> flattenTaps(const std::vector<std::vector<std::vector<int64_t>>> &taps,
-                                 const std::vector<int64_t> &out,
-                                 const std::vector<int64_t> &kernel,
-                                 const std::vector<int64_t> &strides) {
-  size_t r = out.size();
-  int64_t P = product(out), K = product(kernel);
-  std::vector<int64_t> table(static_cast<size_t>(P * K));
-  std::vector<int64_t> o(r, 0), k(r, 0);
-  for (int64_t p = 0; p < P; ++p) {
-    std::fill(k.begin(), k.end(), 0);
-    for (int64_t kf = 0; kf < K; ++kf) {
-      int64_t off = 0;
-      bool pad = false;
-      for (size_t a = 0; a < r && off != -2; ++a) {
-        int64_t c = taps[a][static_cast<size_t>(o[a])][static_cast<size_t>(k[a])];
-        if (c == -2)
-          off = -2;
-        else if (c < 0)
-          pad = true;
-        else
-          off += c * strides[a];
-      }
-      if (pad && off != -2)
-        off = -1;
-      table[static_cast<size_t>(p * K + kf)] = off;
-      for (size_t a = r; a-- > 0;) // odometer over kernel taps
-        if (++k[a] < kernel[a])
-          break;
-        else
-          k[a] = 0;
-    }
-    for (size_t a = r; a-- > 0;) // odometer over output positions
-      if (++o[a] < out[a])
-        break;
+void windowTapsAt(const Window &w, const std::vector<int64_t> &o,
+                  const std::vector<int64_t> &strides, std::vector<int64_t> &taps) {
+  size_t r = w.rank();
+  // Per axis, the input coordinate of each tap (or -1 / -2).
+  std::vector<std::vector<int64_t>> coords(r);
+  for (size_t a = 0; a < r; ++a) {
+    coords[a].resize(static_cast<size_t>(w.kernel[a]));
+    for (int64_t k = 0; k < w.kernel[a]; ++k) {
+      int64_t c = o[a] * w.strides[a] - w.padBegin[a] + k * w.dilations[a];
+      int64_t &t = coords[a][static_cast<size_t>(k)];
+      if (c >= 0 && c < w.in[a])
+        t = c;
+      else if (c >= -w.padBegin[a] && c < w.in[a] + w.padEnd[a])
+        t = -1; // padding
       else
-        o[a] = 0;
+        t = -2; // past the padding (ceil_mode)
+    }
   }
-  return table;
+  taps.resize(static_cast<size_t>(product(w.kernel)));
+  if (taps.empty())
+    return;
+  std::vector<int64_t> k(r, 0);
+  size_t kf = 0;
+  do {
+    int64_t off = 0;
+    bool pad = false, past = false;
+    for (size_t a = 0; a < r; ++a) {
+      int64_t c = coords[a][static_cast<size_t>(k[a])];
+      if (c == -2)
+        past = true;
+      else if (c < 0)
+        pad = true;
+      else
+        off += c * strides[a];
+    }
+    taps[kf++] = past ? -2 : pad ? -1 : off;
+  } while (kf < taps.size() && nextIndex(k, w.kernel));
 }
 
 /// Offsets of each position of `dims` (row-major) via `strides`.

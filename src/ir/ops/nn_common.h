@@ -107,20 +107,15 @@ std::optional<Window> windowOf(const Node &n, const std::vector<int64_t> &in,
                                const std::vector<int64_t> &kernel, const WindowOptions &opts,
                                std::string &error);
 
-/// For each spatial axis, for each output coordinate and kernel tap, the
-/// input coordinate read, or -1 when it falls in the padding (or beyond).
-std::vector<std::vector<int64_t>> windowTaps(const Window &w, size_t axis);
-
-/// For per-axis tap tables (axis -> output coordinate -> tap -> input
-/// coordinate, -1 padding, -2 past the padding), the flattened table: for
-/// each output position p (row-major over `out`) and kernel tap kf
-/// (row-major over `kernel`), the offset of the input element via the
-/// spatial `strides`; -2 when some axis is past the padding, else -1 when
-/// some axis is in the padding.
-std::vector<int64_t> flattenTaps(const std::vector<std::vector<std::vector<int64_t>>> &taps,
-                                 const std::vector<int64_t> &out,
-                                 const std::vector<int64_t> &kernel,
-                                 const std::vector<int64_t> &strides);
+/// Advances a row-major multi-index over `dims`; false (and all zeros)
+/// after the last one.
+bool nextIndex(std::vector<int64_t> &idx, const std::vector<int64_t> &dims);
+/// For the output position with spatial multi-index `o`, one entry per
+/// kernel tap (row-major over the kernel): the offset of the input element
+/// via the spatial `strides`, -1 when the tap falls in the padding, -2 when
+/// it lies past the padding (ceil_mode) on some axis.
+void windowTapsAt(const Window &w, const std::vector<int64_t> &o,
+                  const std::vector<int64_t> &strides, std::vector<int64_t> &taps);
 /// Offsets of each position of `dims` (row-major) via `strides`.
 std::vector<int64_t> positionOffsets(const std::vector<int64_t> &dims,
                                      const std::vector<int64_t> &strides);

@@ -104,15 +104,12 @@ Window kernelWindow(const Node &n, const Shape &xs, bool global) {
   return *windowOf(n, spatialOf(xs), *attrInts(n, "kernel_shape"), {ceilMode}, error);
 }
 
-/// Everything a pool kernel walks: per (n, c) plane, per output position p,
-/// the taps (input offset in the plane, -1 padding, -2 past the padding).
+/// What a pool kernel walks: the logical shapes and strides and the window.
 struct PoolPlan {
   Layout layout;
   Shape xs;
   std::vector<int64_t> xst, yst;
   Window win;
-  std::vector<int64_t> taps, yoff;
-  int64_t P, K;
 };
 
 PoolPlan planOf(const KernelContext &ctx, bool global) {
@@ -122,53 +119,61 @@ PoolPlan planOf(const KernelContext &ctx, bool global) {
   plan.xst = logicalStrides(plan.layout, ctx.in(0).shape());
   plan.yst = logicalStrides(plan.layout, ctx.out(0).shape());
   plan.win = kernelWindow(ctx.node, plan.xs, global);
-  std::vector<std::vector<std::vector<int64_t>>> axes;
-  for (size_t a = 0; a < plan.win.rank(); ++a)
-    axes.push_back(windowTaps(plan.win, a));
-  plan.taps = flattenTaps(axes, plan.win.out, plan.win.kernel, spatialOf(plan.xst));
-  plan.yoff = positionOffsets(plan.win.out, spatialOf(plan.yst));
-  plan.P = product(plan.win.out);
-  plan.K = product(plan.win.kernel);
   return plan;
 }
 
+/// Calls fn(o, taps, yoff) for each output position: its spatial
+/// multi-index, its taps (input offset in an (n, c) plane, -1 padding, -2
+/// past the padding) and its offset in an output plane.
+template <class F> void forEachWindow(const PoolPlan &plan, F fn) {
+  std::vector<int64_t> xsp = spatialOf(plan.xst), ysp = spatialOf(plan.yst);
+  std::vector<int64_t> o(plan.win.rank(), 0), taps;
+  do {
+    windowTapsAt(plan.win, o, xsp, taps);
+    int64_t yoff = 0;
+    for (size_t a = 0; a < o.size(); ++a)
+      yoff += o[a] * ysp[a];
+    fn(o, taps, yoff);
+  } while (nextIndex(o, plan.win.out));
+}
+
 template <class A> void averagePool(KernelContext &ctx, bool global) {
-  PoolPlan plan = planOf(ctx, global);
   const Tensor &x = ctx.in(0);
   Tensor &y = ctx.out(0);
+  if (y.size() == 0)
+    return;
+  PoolPlan plan = planOf(ctx, global);
   bool includePad = !global && attrInt(ctx.node, "count_include_pad", 0) == 1;
   std::vector<A> xv = loadAs<A>(x);
   bool track = x.anyUndef();
-  for (int64_t n = 0; n < plan.xs[0]; ++n)
-    for (int64_t c = 0; c < plan.xs[1]; ++c) {
-      int64_t xbase = n * plan.xst[0] + c * plan.xst[1];
-      int64_t ybase = n * plan.yst[0] + c * plan.yst[1];
-      for (int64_t p = 0; p < plan.P; ++p) {
-        const int64_t *tp = plan.taps.data() + p * plan.K;
-        A acc = A(-0.0);
-        int64_t count = 0;
-        bool undef = false;
-        for (int64_t kf = 0; kf < plan.K; ++kf) {
-          int64_t off = tp[kf];
-          if (off >= 0) {
-            acc = acc + xv[static_cast<size_t>(xbase + off)];
-            undef = undef || (track && x.isUndef(xbase + off));
-            ++count;
-          } else if (off == -1 && includePad) {
-            acc = acc + A(0);
-            ++count;
-          }
-        }
-        int64_t yi = ybase + plan.yoff[static_cast<size_t>(p)];
-        if (count == 0) {
-          y.setUndef(yi); // no element to average (0 / 0): undefined in ONNX
-          continue;
-        }
-        y.setDouble(yi, static_cast<double>(acc / static_cast<A>(count)));
-        if (undef)
-          y.setUndef(yi);
-      }
-    }
+  forEachWindow(plan,
+                [&](const std::vector<int64_t> &, const std::vector<int64_t> &taps, int64_t yoff) {
+                  for (int64_t n = 0; n < plan.xs[0]; ++n)
+                    for (int64_t c = 0; c < plan.xs[1]; ++c) {
+                      int64_t xbase = n * plan.xst[0] + c * plan.xst[1];
+                      A acc = A(-0.0);
+                      int64_t count = 0;
+                      bool undef = false;
+                      for (int64_t off : taps) {
+                        if (off >= 0) {
+                          acc = acc + xv[static_cast<size_t>(xbase + off)];
+                          undef = undef || (track && x.isUndef(xbase + off));
+                          ++count;
+                        } else if (off == -1 && includePad) {
+                          acc = acc + A(0);
+                          ++count;
+                        }
+                      }
+                      int64_t yi = n * plan.yst[0] + c * plan.yst[1] + yoff;
+                      if (count == 0) {
+                        y.setUndef(yi); // no element to average (0 / 0): undefined in ONNX
+                        continue;
+                      }
+                      y.setDouble(yi, static_cast<double>(acc / static_cast<A>(count)));
+                      if (undef)
+                        y.setUndef(yi);
+                    }
+                });
 }
 
 /// True when `v` replaces `best` as the window's maximum (floats: a NaN
@@ -182,9 +187,11 @@ bool beats(bool isFloatType, double v, double best, int64_t vi, int64_t besti) {
 }
 
 void maxPool(KernelContext &ctx, bool global) {
-  PoolPlan plan = planOf(ctx, global);
   const Tensor &x = ctx.in(0);
   Tensor &y = ctx.out(0);
+  if (y.size() == 0)
+    return;
+  PoolPlan plan = planOf(ctx, global);
   Tensor *indices = !global && ctx.outputs.size() > 1 ? &ctx.out(1) : nullptr;
   bool columnMajor = !global && attrInt(ctx.node, "storage_order", 0) == 1;
   bool fl = isFloat(x.dtype());
@@ -200,23 +207,18 @@ void maxPool(KernelContext &ctx, bool global) {
   }
   int64_t planeSize = s;
   std::vector<int64_t> idxTaps;
-  if (indices) {
-    std::vector<std::vector<std::vector<int64_t>>> axes;
-    for (size_t a = 0; a < k; ++a)
-      axes.push_back(windowTaps(plan.win, a));
-    idxTaps = flattenTaps(axes, plan.win.out, plan.win.kernel, idxStrides);
-  }
-  for (int64_t n = 0; n < plan.xs[0]; ++n)
-    for (int64_t c = 0; c < plan.xs[1]; ++c) {
-      int64_t xbase = n * plan.xst[0] + c * plan.xst[1];
-      int64_t ybase = n * plan.yst[0] + c * plan.yst[1];
-      for (int64_t p = 0; p < plan.P; ++p) {
-        const int64_t *tp = plan.taps.data() + p * plan.K;
+  forEachWindow(plan, [&](const std::vector<int64_t> &o, const std::vector<int64_t> &taps,
+                          int64_t yoff) {
+    if (indices)
+      windowTapsAt(plan.win, o, idxStrides, idxTaps);
+    for (int64_t n = 0; n < plan.xs[0]; ++n)
+      for (int64_t c = 0; c < plan.xs[1]; ++c) {
+        int64_t xbase = n * plan.xst[0] + c * plan.xst[1];
         int64_t bestTap = -1, bestI = 0;
         double best = 0;
         bool undef = false;
-        for (int64_t kf = 0; kf < plan.K; ++kf) {
-          int64_t off = tp[kf];
+        for (size_t kf = 0; kf < taps.size(); ++kf) {
+          int64_t off = taps[kf];
           if (off < 0)
             continue;
           int64_t xi = xbase + off;
@@ -224,30 +226,29 @@ void maxPool(KernelContext &ctx, bool global) {
           double v = fl ? x.getDouble(xi) : 0;
           int64_t vi = fl ? 0 : x.getInt(xi);
           if (bestTap < 0 || beats(fl, v, best, vi, bestI)) {
-            bestTap = kf;
+            bestTap = static_cast<int64_t>(kf);
             best = v;
             bestI = vi;
           }
         }
-        int64_t yi = ybase + plan.yoff[static_cast<size_t>(p)];
+        int64_t yi = n * plan.yst[0] + c * plan.yst[1] + yoff;
         if (bestTap < 0) { // no input element in the window: undefined in ONNX
           y.setUndef(yi);
           if (indices)
             indices->setUndef(yi);
           continue;
         }
-        y.copyElement(yi, x, xbase + tp[bestTap]);
+        y.copyElement(yi, x, xbase + taps[static_cast<size_t>(bestTap)]);
         if (undef)
           y.setUndef(yi);
         if (indices) {
-          int64_t flat =
-              (n * plan.xs[1] + c) * planeSize + idxTaps[static_cast<size_t>(p * plan.K + bestTap)];
+          int64_t flat = (n * plan.xs[1] + c) * planeSize + idxTaps[static_cast<size_t>(bestTap)];
           indices->setInt(yi, flat);
           if (undef)
             indices->setUndef(yi);
         }
       }
-    }
+  });
 }
 
 } // namespace
