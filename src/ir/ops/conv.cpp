@@ -123,9 +123,12 @@ void convolve(KernelContext &ctx, bool transpose, const std::vector<int64_t> &ou
   int64_t group = attrInt(n, "group", 1);
   int64_t N = xs[0], C = xs[1], Cg = C / group;
   int64_t Mg = transpose ? ws[1] : ws[0] / group, M = Mg * group;
-  int64_t K = product(kernel);
+  // With no input channel there is no term (W is empty, so its kernel size
+  // may be anything): only the bias remains.
+  int64_t K = Cg > 0 ? product(kernel) : 0;
   std::vector<int64_t> woff =
-      positionOffsets(kernel, std::vector<int64_t>(wst.begin() + 2, wst.end()));
+      Cg > 0 ? positionOffsets(kernel, std::vector<int64_t>(wst.begin() + 2, wst.end()))
+             : std::vector<int64_t>();
   std::vector<int64_t> ysp(yst.begin() + 2, yst.end());
 
   std::vector<A> xv = loadAs<A>(x), wv = loadAs<A>(w);
@@ -136,7 +139,8 @@ void convolve(KernelContext &ctx, bool transpose, const std::vector<int64_t> &ou
 
   std::vector<int64_t> o(outSpatial.size(), 0), taps;
   do {
-    tapsAt(o, taps);
+    if (Cg > 0)
+      tapsAt(o, taps);
     int64_t yoff = 0;
     for (size_t a = 0; a < o.size(); ++a)
       yoff += o[a] * ysp[a];

@@ -212,6 +212,8 @@ template <class A> void lstmKernel(KernelContext &ctx) {
   std::string error;
   lstmConfig(n, x.type(), r.type(), c, error);
   Tensor &Y = ctx.out(0), &Yh = ctx.out(1), &Yc = ctx.out(2);
+  if (Y.size() == 0 && Yh.size() == 0) // no hidden unit or no batch entry: nothing to do
+    return;
   int64_t S = c.seq, B = c.batch, I = c.input, H = c.hidden, D = c.dirs;
   std::vector<A> xv = loadAs<A>(x), wv = loadAs<A>(w), rv = loadAs<A>(r);
   std::vector<A> bv = b ? loadAs<A>(*b) : std::vector<A>();

@@ -5,6 +5,7 @@
 #include "ir/ops/families.h"
 #include "ir/ops/nn_common.h"
 
+#include <algorithm>
 #include <fmt/format.h>
 
 namespace graphvet::ops {
@@ -232,6 +233,63 @@ void windowTapsAt(const Window &w, const std::vector<int64_t> &o,
     }
     taps[kf++] = past ? -2 : pad ? -1 : off;
   } while (kf < taps.size() && nextIndex(k, w.kernel));
+}
+
+namespace {
+
+int64_t floorDiv(int64_t a, int64_t b) { // b > 0
+  return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+
+/// The taps k in [0, kernel) of one axis whose coordinate base + k * d lies
+/// in [lo, hi): [first, last] (empty when first > last).
+std::pair<int64_t, int64_t> tapRange(int64_t base, int64_t d, int64_t kernel, int64_t lo,
+                                     int64_t hi) {
+  int64_t first = std::max<int64_t>(0, -floorDiv(base - lo, d)); // ceil((lo - base) / d)
+  int64_t last = std::min<int64_t>(kernel - 1, floorDiv(hi - 1 - base, d));
+  return {first, last};
+}
+
+} // namespace
+
+int64_t windowInputTaps(const Window &w, const std::vector<int64_t> &o,
+                        const std::vector<int64_t> &strides, std::vector<int64_t> &offsets,
+                        const std::vector<int64_t> *strides2, std::vector<int64_t> *offsets2) {
+  size_t r = w.rank();
+  int64_t padded = 1;
+  std::vector<std::vector<int64_t>> coords(r);
+  for (size_t a = 0; a < r; ++a) {
+    int64_t base = o[a] * w.strides[a] - w.padBegin[a];
+    auto [pf, pl] =
+        tapRange(base, w.dilations[a], w.kernel[a], -w.padBegin[a], w.in[a] + w.padEnd[a]);
+    if (__builtin_mul_overflow(padded, std::max<int64_t>(0, pl - pf + 1), &padded))
+      padded = INT64_MAX; // absurd kernels and pads: saturate
+    auto [f, l] = tapRange(base, w.dilations[a], w.kernel[a], 0, w.in[a]);
+    for (int64_t k = f; k <= l; ++k)
+      coords[a].push_back(base + k * w.dilations[a]);
+  }
+  offsets.clear();
+  if (offsets2)
+    offsets2->clear();
+  std::vector<int64_t> sizes(r), idx(r, 0);
+  for (size_t a = 0; a < r; ++a) {
+    sizes[a] = static_cast<int64_t>(coords[a].size());
+    if (sizes[a] == 0)
+      return padded;
+  }
+  do {
+    int64_t off = 0, off2 = 0;
+    for (size_t a = 0; a < r; ++a) {
+      int64_t c = coords[a][static_cast<size_t>(idx[a])];
+      off += c * strides[a];
+      if (strides2)
+        off2 += c * (*strides2)[a];
+    }
+    offsets.push_back(off);
+    if (offsets2)
+      offsets2->push_back(off2);
+  } while (nextIndex(idx, sizes));
+  return padded;
 }
 
 /// Offsets of each position of `dims` (row-major) via `strides`.

@@ -116,6 +116,16 @@ bool nextIndex(std::vector<int64_t> &idx, const std::vector<int64_t> &dims);
 /// it lies past the padding (ceil_mode) on some axis.
 void windowTapsAt(const Window &w, const std::vector<int64_t> &o,
                   const std::vector<int64_t> &strides, std::vector<int64_t> &taps);
+/// The taps of the window at output position `o` that read an input
+/// element, in row-major kernel order: their offsets via the spatial
+/// `strides` (and via `strides2` into `offsets2` when given). Returns how
+/// many taps lie inside the padded input (padding included, ceil_mode's
+/// overhang excluded). Work and memory are bounded by the window's input
+/// elements, however large the kernel and the padding are.
+int64_t windowInputTaps(const Window &w, const std::vector<int64_t> &o,
+                        const std::vector<int64_t> &strides, std::vector<int64_t> &offsets,
+                        const std::vector<int64_t> *strides2 = nullptr,
+                        std::vector<int64_t> *offsets2 = nullptr);
 /// Offsets of each position of `dims` (row-major) via `strides`.
 std::vector<int64_t> positionOffsets(const std::vector<int64_t> &dims,
                                      const std::vector<int64_t> &strides);

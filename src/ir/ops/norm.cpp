@@ -137,6 +137,8 @@ template <class A> void instanceNorm(KernelContext &ctx) {
   Layout L = layoutOf(node);
   const Tensor &x = ctx.in(0), &scale = ctx.in(1), &bias = ctx.in(2);
   Tensor &y = ctx.out(0);
+  if (y.size() == 0)
+    return;
   Shape xs = logicalShape(L, x.shape());
   std::vector<int64_t> xst = logicalStrides(L, x.shape());
   std::vector<int64_t> soff = spatialOffsets(xs, xst);

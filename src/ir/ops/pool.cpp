@@ -122,18 +122,19 @@ PoolPlan planOf(const KernelContext &ctx, bool global) {
   return plan;
 }
 
-/// Calls fn(o, taps, yoff) for each output position: its spatial
-/// multi-index, its taps (input offset in an (n, c) plane, -1 padding, -2
-/// past the padding) and its offset in an output plane.
+/// Calls fn(o, taps, padded, yoff) for each output position: its spatial
+/// multi-index, the plane offsets of the input elements its window reads
+/// (in window order), how many of its taps lie inside the padded input, and
+/// its offset in an output plane.
 template <class F> void forEachWindow(const PoolPlan &plan, F fn) {
   std::vector<int64_t> xsp = spatialOf(plan.xst), ysp = spatialOf(plan.yst);
   std::vector<int64_t> o(plan.win.rank(), 0), taps;
   do {
-    windowTapsAt(plan.win, o, xsp, taps);
+    int64_t padded = windowInputTaps(plan.win, o, xsp, taps);
     int64_t yoff = 0;
     for (size_t a = 0; a < o.size(); ++a)
       yoff += o[a] * ysp[a];
-    fn(o, taps, yoff);
+    fn(o, taps, padded, yoff);
   } while (nextIndex(o, plan.win.out));
 }
 
@@ -146,34 +147,33 @@ template <class A> void averagePool(KernelContext &ctx, bool global) {
   bool includePad = !global && attrInt(ctx.node, "count_include_pad", 0) == 1;
   std::vector<A> xv = loadAs<A>(x);
   bool track = x.anyUndef();
-  forEachWindow(plan,
-                [&](const std::vector<int64_t> &, const std::vector<int64_t> &taps, int64_t yoff) {
-                  for (int64_t n = 0; n < plan.xs[0]; ++n)
-                    for (int64_t c = 0; c < plan.xs[1]; ++c) {
-                      int64_t xbase = n * plan.xst[0] + c * plan.xst[1];
-                      A acc = A(-0.0);
-                      int64_t count = 0;
-                      bool undef = false;
-                      for (int64_t off : taps) {
-                        if (off >= 0) {
-                          acc = acc + xv[static_cast<size_t>(xbase + off)];
-                          undef = undef || (track && x.isUndef(xbase + off));
-                          ++count;
-                        } else if (off == -1 && includePad) {
-                          acc = acc + A(0);
-                          ++count;
-                        }
-                      }
-                      int64_t yi = n * plan.yst[0] + c * plan.yst[1] + yoff;
-                      if (count == 0) {
-                        y.setUndef(yi); // no element to average (0 / 0): undefined in ONNX
-                        continue;
-                      }
-                      y.setDouble(yi, static_cast<double>(acc / static_cast<A>(count)));
-                      if (undef)
-                        y.setUndef(yi);
-                    }
-                });
+  forEachWindow(plan, [&](const std::vector<int64_t> &, const std::vector<int64_t> &taps,
+                          int64_t padded, int64_t yoff) {
+    int64_t inputs = static_cast<int64_t>(taps.size());
+    int64_t count = includePad ? padded : inputs;
+    for (int64_t n = 0; n < plan.xs[0]; ++n)
+      for (int64_t c = 0; c < plan.xs[1]; ++c) {
+        int64_t xbase = n * plan.xst[0] + c * plan.xst[1];
+        int64_t yi = n * plan.yst[0] + c * plan.yst[1] + yoff;
+        if (count == 0) {
+          y.setUndef(yi); // no element to average (0 / 0): undefined in ONNX
+          continue;
+        }
+        A acc = A(-0.0);
+        bool undef = false;
+        for (int64_t off : taps) {
+          acc = acc + xv[static_cast<size_t>(xbase + off)];
+          undef = undef || (track && x.isUndef(xbase + off));
+        }
+        // The padding's +0 terms: wherever they fall in the window order,
+        // they only turn a -0 sum into +0.
+        if (count > inputs)
+          acc = acc + A(0);
+        y.setDouble(yi, static_cast<double>(acc / static_cast<A>(count)));
+        if (undef)
+          y.setUndef(yi);
+      }
+  });
 }
 
 /// True when `v` replaces `best` as the window's maximum (floats: a NaN
@@ -206,11 +206,11 @@ void maxPool(KernelContext &ctx, bool global) {
     s *= plan.win.in[axis];
   }
   int64_t planeSize = s;
-  std::vector<int64_t> idxTaps;
-  forEachWindow(plan, [&](const std::vector<int64_t> &o, const std::vector<int64_t> &taps,
+  std::vector<int64_t> xsp = spatialOf(plan.xst), idxTaps, scratch;
+  forEachWindow(plan, [&](const std::vector<int64_t> &o, const std::vector<int64_t> &taps, int64_t,
                           int64_t yoff) {
     if (indices)
-      windowTapsAt(plan.win, o, idxStrides, idxTaps);
+      windowInputTaps(plan.win, o, xsp, scratch, &idxStrides, &idxTaps);
     for (int64_t n = 0; n < plan.xs[0]; ++n)
       for (int64_t c = 0; c < plan.xs[1]; ++c) {
         int64_t xbase = n * plan.xst[0] + c * plan.xst[1];
@@ -218,10 +218,7 @@ void maxPool(KernelContext &ctx, bool global) {
         double best = 0;
         bool undef = false;
         for (size_t kf = 0; kf < taps.size(); ++kf) {
-          int64_t off = taps[kf];
-          if (off < 0)
-            continue;
-          int64_t xi = xbase + off;
+          int64_t xi = xbase + taps[kf];
           undef = undef || (track && x.isUndef(xi));
           double v = fl ? x.getDouble(xi) : 0;
           int64_t vi = fl ? 0 : x.getInt(xi);
