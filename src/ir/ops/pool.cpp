@@ -28,8 +28,8 @@
 // A MaxPool window without any input element, or an AveragePool window
 // with nothing to count (possible only when pads exceed the kernel, or with
 // ceil_mode) gives an indeterminate output: ONNX leaves it undefined. (With
-// count_include_pad = 1 a window of padding alone averages to +0.) An output is indeterminate when
-// any input element of its window is.
+// count_include_pad = 1 a window of padding alone averages to +0.) An
+// output is indeterminate when any input element of its window is.
 #include "ir/ops/nn_common.h"
 
 #include <cmath>
