@@ -348,3 +348,54 @@ TEST(NnConvTranspose, InferenceErrors) {
   EXPECT_EQ(inferError(opNode("ConvTranspose", 2, {{"output_shape", ints({1, 1, 6, 6})}}), {x, w}),
             "");
 }
+
+// ---- ConvInteger and QLinearConv (src/ir/ops/qconv.cpp)
+
+TEST(NnConvInteger, ZeroPointsPaddingAndWrap) {
+  Tensor x = tensorOf(DType::U8, {1, 1, 3, 3}, {2, 3, 4, 5, 6, 7, 8, 9, 10});
+  Tensor w = tensorOf(DType::U8, {1, 1, 2, 2}, {1, 1, 1, 1});
+  Tensor zp = tensorOf(DType::U8, {}, {1});
+  auto plain = run(opNode("ConvInteger", 3), {&x, &w, &zp});
+  EXPECT_EQ(plain[0].type(), (TensorType{DType::I32, {1, 1, 2, 2}}));
+  EXPECT_EQ(valuesOf(plain[0]), (std::vector<double>{12, 16, 24, 28}));
+  // Padding reads x_zero_point: it adds nothing.
+  auto padded = run(opNode("ConvInteger", 3, {{"pads", ints({1, 1, 1, 1})}}), {&x, &w, &zp});
+  EXPECT_EQ(valuesOf(padded[0]),
+            (std::vector<double>{1, 3, 5, 3, 5, 12, 16, 9, 11, 24, 28, 15, 7, 15, 17, 9}));
+  // Per-output-channel w_zero_point; i8 data.
+  Tensor xi = tensorOf(DType::I8, {1, 1, 2}, {-128, 127});
+  Tensor wi = tensorOf(DType::I8, {2, 1, 1}, {-128, 3});
+  Tensor wz = tensorOf(DType::I8, {2}, {0, 1});
+  auto pc = run(opNode("ConvInteger", 4), {&xi, &wi, nullptr, &wz});
+  EXPECT_EQ(valuesOf(pc[0]), (std::vector<double>{16384, -16256, -256, 254}));
+  // Indeterminate x element: the outputs whose window reads it.
+  Tensor xu = x;
+  xu.setUndef(0);
+  EXPECT_EQ(undefIndices(run(opNode("ConvInteger", 3), {&xu, &w, &zp})[0]),
+            (std::vector<int64_t>{0}));
+  EXPECT_EQ(inferError(opNode("ConvInteger", 2),
+                       {TensorType{DType::F32, {1, 1, 3, 3}}, TensorType{DType::U8, {1, 1, 2, 2}}}),
+            "input 0 (x) must be i8 or u8, got f32");
+}
+
+TEST(NnConvInteger, QLinearConvConformance) {
+  Tensor x =
+      tensorOf(DType::U8, {1, 1, 7, 7},
+               {255, 174, 162, 25,  203, 168, 58,  15,  59,  237, 95,  129, 0,  64,  56, 242, 153,
+                221, 168, 12,  166, 232, 178, 186, 195, 237, 162, 237, 188, 39, 124, 77, 80,  102,
+                43,  127, 230, 21,  83,  41,  40,  134, 255, 154, 92,  141, 42, 148, 247});
+  Tensor xs = tensorOf(DType::F32, {}, {0.00369204697});
+  Tensor xz = tensorOf(DType::U8, {}, {132});
+  Tensor w = tensorOf(DType::U8, {1, 1, 1, 1}, {0});
+  Tensor ws = tensorOf(DType::F32, {1}, {0.00172794575});
+  Tensor wz = tensorOf(DType::U8, {1}, {255});
+  Tensor ys = tensorOf(DType::F32, {}, {0.00162681262});
+  Tensor yz = tensorOf(DType::U8, {}, {123});
+  auto y = run(opNode("QLinearConv", 8), {&x, &xs, &xz, &w, &ws, &wz, &ys, &yz});
+  EXPECT_EQ(y[0].type(), (TensorType{DType::U8, {1, 1, 7, 7}}));
+  EXPECT_EQ(valuesOf(y[0]),
+            (std::vector<double>{0,   81,  93,  230, 52,  87,  197, 240, 196, 18,  160, 126, 255,
+                                 191, 199, 13,  102, 34,  87,  243, 89,  23,  77,  69,  60,  18,
+                                 93,  18,  67,  216, 131, 178, 175, 153, 212, 128, 25,  234, 172,
+                                 214, 215, 121, 0,   101, 163, 114, 213, 107, 8}));
+}

@@ -21,13 +21,16 @@ TEST(NnFamily, EveryOpHasInferenceAndKernel) {
     EXPECT_TRUE(isNumericOp(op.type)) << op.type;
     EXPECT_EQ(&lookupOp(op.type), &op) << op.type;
   }
-  EXPECT_EQ(names,
-            (std::set<std::string>{"AveragePool", "BatchNormalization", "Conv", "ConvTranspose",
-                                   "GlobalAveragePool", "GlobalMaxPool", "InstanceNormalization",
-                                   "LSTM", "LayerNormalization", "MaxPool", "Resize"}));
-  // Only Resize's scales and sizes fix an output shape.
+  EXPECT_EQ(names, (std::set<std::string>{
+                       "AveragePool", "BatchNormalization", "Conv", "ConvInteger", "ConvTranspose",
+                       "GlobalAveragePool", "GlobalMaxPool", "InstanceNormalization", "LSTM",
+                       "LayerNormalization", "MaxPool", "MaxUnpool", "QLinearConv", "Resize"}));
+  // Resize's scales and sizes and MaxUnpool's output_shape fix an output shape.
   for (const OpInfo &op : ops::nnOps())
-    EXPECT_EQ(op.shapeOperands, op.type == "Resize" ? 0b1100u : 0u) << op.type;
+    EXPECT_EQ(op.shapeOperands, op.type == "Resize"      ? 0b1100u
+                                : op.type == "MaxUnpool" ? 0b100u
+                                                         : 0u)
+        << op.type;
 }
 
 TEST(NnFamily, LayoutMovesTheChannelAxisLast) {

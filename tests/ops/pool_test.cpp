@@ -236,3 +236,31 @@ TEST(NnPool, InferenceErrors) {
                        {TensorType{DType::F32, {2, 5, 5, 3}}}),
             "");
 }
+
+TEST(NnPool, MaxUnpool) {
+  Tensor x = tensorOf(DType::F32, {1, 1, 2, 2}, {1, 2, 3, 4});
+  Tensor i = tensorOf(DType::I64, {1, 1, 2, 2}, {5, 7, 13, 15});
+  AttrMap a = {{"kernel_shape", ints({2, 2})}, {"strides", ints({2, 2})}};
+  auto y = run(opNode("MaxUnpool", 2, a), {&x, &i});
+  EXPECT_EQ(y[0].shape(), (Shape{1, 1, 4, 4}));
+  EXPECT_EQ(valuesOf(y[0]), (std::vector<double>{0, 0, 0, 0, 0, 1, 0, 2, 0, 0, 0, 0, 0, 3, 0, 4}));
+  // output_shape: the unpooled tensor at the origin of a larger zero tensor.
+  Tensor s = tensorOf(DType::I64, {4}, {1, 1, 5, 5});
+  auto z = run(opNode("MaxUnpool", 3, a), {&x, &i, &s});
+  EXPECT_EQ(valuesOf(z[0]), (std::vector<double>{0, 0, 0, 0, 0, 0, 1, 0, 2, 0, 0, 0, 0,
+                                                 0, 0, 0, 3, 0, 4, 0, 0, 0, 0, 0, 0}));
+  // MaxPool's indices round-trip.
+  Tensor src = tensorOf(DType::F32, {1, 1, 2, 4}, {1, 9, 3, 2, 5, 0, 7, 8});
+  auto pooled = run(opNode("MaxPool", 1, a, 2), {&src});
+  auto back = run(opNode("MaxUnpool", 2, a), {&pooled[0], &pooled[1]});
+  EXPECT_EQ(valuesOf(back[0]), (std::vector<double>{0, 9, 0, 0, 0, 0, 0, 8}));
+  // An index outside the unpooled tensor is undefined: all indeterminate.
+  Tensor bad = tensorOf(DType::I64, {1, 1, 2, 2}, {5, 7, 13, 16});
+  EXPECT_EQ(undefIndices(run(opNode("MaxUnpool", 2, a), {&x, &bad})[0]).size(), 16u);
+  TensorType xt{DType::F32, {1, 1, 2, 2}}, it{DType::I64, {1, 1, 2, 2}}, st{DType::I64, {4}};
+  EXPECT_EQ(inferError(opNode("MaxUnpool", 3, a), {xt, it, st}),
+            "input 2 (output_shape) of MaxUnpool must be a constant");
+  Tensor small = tensorOf(DType::I64, {4}, {1, 1, 3, 4});
+  EXPECT_EQ(inferError(opNode("MaxUnpool", 3, a), {xt, it, st}, {nullptr, nullptr, &small}),
+            "output_shape [1, 1, 3, 4] must keep N and C and hold the unpooled shape [1, 1, 4, 4]");
+}

@@ -331,6 +331,8 @@ using namespace nn;
 
 // Resize: roi (1) is read by the kernel only; scales (2) and sizes (3) fix
 // the output shape.
+// MaxUnpool: output_shape (2) fixes the output shape.
+constexpr uint64_t kMaxUnpoolShapeOperands = uint64_t{1} << 2;
 constexpr uint64_t kResizeShapeOperands = (uint64_t{1} << 2) | (uint64_t{1} << 3);
 
 constexpr OpInfo kNnOps[] = {
@@ -340,6 +342,12 @@ constexpr OpInfo kNnOps[] = {
     {"ConvTranspose", OpKind::Ordinary, 1, kNone, kNone, false,
      "N-d transposed convolution (output_padding, output_shape, auto_pad, group, layout)",
      inferConvTranspose, kernelConvTranspose},
+    {"ConvInteger", OpKind::Ordinary, 1, kNone, kNone, false,
+     "integer convolution of (x - x_zero_point) and (w - w_zero_point) into i32", inferConvInteger,
+     kernelConvInteger},
+    {"QLinearConv", OpKind::Ordinary, 1, kNone, kNone, false,
+     "quantized convolution: integer sum + bias, requantized to y_scale/y_zero_point",
+     inferQLinearConv, kernelQLinearConv},
     {"MaxPool", OpKind::Ordinary, 1, kNone, kNone, false,
      "max over windows (ceil_mode, dilations, pads, layout); optional i64 Indices", inferMaxPool,
      kernelMaxPool},
@@ -350,6 +358,9 @@ constexpr OpInfo kNnOps[] = {
      "mean over all spatial positions (layout)", inferGlobalPool, kernelGlobalAveragePool},
     {"GlobalMaxPool", OpKind::Ordinary, 1, kNone, kNone, false,
      "max over all spatial positions (layout)", inferGlobalPool, kernelGlobalMaxPool},
+    {"MaxUnpool", OpKind::Ordinary, 1, kNone, kNone, false,
+     "scatters X to the flat positions I of a zero tensor (MaxPool's inverse)", inferMaxUnpool,
+     kernelMaxUnpool, false, kMaxUnpoolShapeOperands},
     {"BatchNormalization", OpKind::Ordinary, 1, kNone, kNone, false,
      "(x - mean) / sqrt(var + epsilon) * scale + B per channel; training_mode statistics",
      inferBatchNormalization, kernelBatchNormalization},

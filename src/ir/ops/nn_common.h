@@ -20,6 +20,10 @@ bool inferConv(InferContext &ctx);
 void kernelConv(KernelContext &ctx);
 bool inferConvTranspose(InferContext &ctx);
 void kernelConvTranspose(KernelContext &ctx);
+bool inferConvInteger(InferContext &ctx);
+void kernelConvInteger(KernelContext &ctx);
+bool inferQLinearConv(InferContext &ctx);
+void kernelQLinearConv(KernelContext &ctx);
 
 bool inferMaxPool(InferContext &ctx);
 void kernelMaxPool(KernelContext &ctx);
@@ -28,6 +32,8 @@ void kernelAveragePool(KernelContext &ctx);
 bool inferGlobalPool(InferContext &ctx);
 void kernelGlobalAveragePool(KernelContext &ctx);
 void kernelGlobalMaxPool(KernelContext &ctx);
+bool inferMaxUnpool(InferContext &ctx);
+void kernelMaxUnpool(KernelContext &ctx);
 
 bool inferBatchNormalization(InferContext &ctx);
 void kernelBatchNormalization(KernelContext &ctx);

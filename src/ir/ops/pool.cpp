@@ -1,5 +1,5 @@
 // MaxPool, AveragePool, GlobalMaxPool, GlobalAveragePool (ONNX opset <= 17,
-// plus graphvet's `layout`).
+// plus graphvet's `layout`) and MaxUnpool (opset 11, NCHW).
 //
 // Windows: output o along an axis reads the input at o*stride - pad_begin +
 // k*dilation for k in [0, kernel); the output size is ONNX's
@@ -30,6 +30,15 @@
 // ceil_mode) gives an indeterminate output: ONNX leaves it undefined. (With
 // count_include_pad = 1 a window of padding alone averages to +0.) An
 // output is indeterminate when any input element of its window is.
+//
+// MaxUnpool(X, I[, output_shape]): the unpooled shape is N, C and
+// (in - 1) * stride + kernel - pads per spatial axis; a zero tensor of that
+// shape gets X[j] at flat index I[j], in row-major order of j (the last of
+// equal indices wins). With output_shape (a shape operand, at least the
+// unpooled shape) that tensor sits at the origin of a zero tensor of
+// output_shape, as ONNX's reference places it. An index that is
+// indeterminate or outside the unpooled tensor is undefined in ONNX: the
+// whole output is then indeterminate.
 #include "ir/ops/nn_common.h"
 
 #include <cmath>
@@ -311,6 +320,99 @@ void kernelGlobalAveragePool(KernelContext &ctx) {
     averagePool<double>(ctx, true);
   else
     averagePool<float>(ctx, true);
+}
+
+bool inferMaxUnpool(InferContext &ctx) {
+  size_t ni = ctx.numInputs();
+  if (ni < 2 || ni > 3 || !ctx.has(0) || !ctx.has(1))
+    return ctx.fail(
+        fmt::format("MaxUnpool takes 2 or 3 inputs (X, I, optional output_shape), got {}", ni));
+  const TensorType &x = ctx.in(0), &i = ctx.in(1);
+  if (!checkDType(ctx, 0, "X", x.dtype, kConvTypes))
+    return false;
+  if (i.dtype != DType::I64 || i.shape != x.shape)
+    return ctx.fail(
+        fmt::format("input 1 (I) must be i64 of X's shape {}, got {}", shapeStr(x.shape), i.str()));
+  if (x.rank() < 3)
+    return ctx.fail(
+        fmt::format("input 0 (X) must have rank >= 3 (N, C, spatial...), got {}", x.str()));
+  size_t k = static_cast<size_t>(x.rank() - 2);
+  auto kernel = attrInts(ctx.node, "kernel_shape");
+  if (!kernel || kernel->size() != k)
+    return ctx.fail(fmt::format("MaxUnpool needs kernel_shape (a list of {} sizes)", k));
+  std::vector<int64_t> strides, pads;
+  std::string error;
+  if (!intsAttr(ctx.node, "strides", k, 1, strides, error) ||
+      !intsAttr(ctx.node, "pads", 2 * k, 0, pads, error))
+    return ctx.fail(error);
+  Shape out{x.shape[0], x.shape[1]};
+  constexpr int64_t kMax = int64_t{1} << 30;
+  for (size_t a = 0; a < k; ++a) {
+    int64_t in = x.shape[a + 2], kk = (*kernel)[a], s = strides[a];
+    if (kk < 1 || kk > kMax || s < 1 || s > kMax || in > kMax || pads[a] < 0 || pads[a] > kMax ||
+        pads[a + k] < 0 || pads[a + k] > kMax)
+      return ctx.fail("kernel_shape, strides, pads and X's spatial sizes of MaxUnpool must be "
+                      "in range (kernel and strides >= 1, pads >= 0, all <= 2^30)");
+    out.push_back(std::max<int64_t>(0, (in - 1) * s + kk - pads[a] - pads[a + k]));
+  }
+  if (ctx.has(2)) {
+    const TensorType &st = ctx.in(2);
+    if (st.dtype != DType::I64 || st.shape != Shape{x.rank()})
+      return ctx.fail(
+          fmt::format("input 2 (output_shape) must be i64[{}], got {}", x.rank(), st.str()));
+    const Tensor *c = ctx.constant(2);
+    if (!c)
+      return ctx.fail("input 2 (output_shape) of MaxUnpool must be a constant");
+    if (c->anyUndef())
+      return ctx.fail("input 2 (output_shape) of MaxUnpool is indeterminate");
+    Shape given(out.size());
+    for (int64_t a = 0; a < x.rank(); ++a)
+      given[static_cast<size_t>(a)] = c->getInt(a);
+    for (size_t a = 0; a < out.size(); ++a)
+      if (a < 2 ? given[a] != out[a] : given[a] < out[a])
+        return ctx.fail(fmt::format("output_shape {} must keep N and C and hold the unpooled "
+                                    "shape {}",
+                                    shapeStr(given), shapeStr(out)));
+    out = given;
+  }
+  TensorType type{x.dtype, out};
+  if (!type.checkedElements())
+    return ctx.fail(fmt::format("the output of MaxUnpool {} is too large", shapeStr(out)));
+  ctx.outputs.push_back(std::move(type));
+  return true;
+}
+
+void kernelMaxUnpool(KernelContext &ctx) {
+  const Tensor &x = ctx.in(0), &idx = ctx.in(1);
+  Tensor &y = ctx.out(0);
+  if (x.size() == 0)
+    return;
+  // The unpooled shape (the output's when output_shape is absent).
+  size_t r = x.shape().size(), k = r - 2;
+  std::vector<int64_t> kernel = *attrInts(ctx.node, "kernel_shape"), strides, pads;
+  std::string error;
+  intsAttr(ctx.node, "strides", k, 1, strides, error);
+  intsAttr(ctx.node, "pads", 2 * k, 0, pads, error);
+  Shape unpooled{x.shape()[0], x.shape()[1]};
+  for (size_t a = 0; a < k; ++a)
+    unpooled.push_back(std::max<int64_t>(0, (x.shape()[a + 2] - 1) * strides[a] + kernel[a] -
+                                                pads[a] - pads[a + k]));
+  std::vector<int64_t> ust = stridesOf(unpooled), yst = stridesOf(y.shape());
+  int64_t total = product(unpooled);
+  for (int64_t j = 0; j < x.size(); ++j) {
+    int64_t i = idx.getInt(j);
+    if (idx.isUndef(j) || i < 0 || i >= total) { // undefined in ONNX
+      for (int64_t e = 0; e < y.size(); ++e)
+        y.setUndef(e);
+      return;
+    }
+    int64_t yi = 0;
+    for (size_t a = 0; a < r; ++a) {
+      yi += (i / ust[a]) * yst[a];
+      i %= ust[a];
+    }
+    y.copyElement(yi, x, j);
+  }
 }
 
 void kernelGlobalMaxPool(KernelContext &ctx) {
