@@ -181,25 +181,34 @@ private:
   ImportResult &r_;
 };
 
+bool isValueKind(const std::string &type) {
+  return type == "SEQUENCE" || type == "MAP" || type == "OPTIONAL" || type == "SPARSE_TENSOR";
+}
+
 std::string unsupportedMessage(const ImportResult &r) {
   std::string ops, types;
   for (const auto &[op, nodes] : r.unsupportedOps)
     ops += fmt::format("{}{} ({})", ops.empty() ? "" : ", ", op,
                        nodes.size() == 1 ? fmt::format("node '{}'", nodes[0])
                                          : fmt::format("{} nodes", nodes.size()));
+  std::string kinds; // sequences, maps, optionals, sparse tensors: not element types
   for (const auto &[type, where] : r.unsupportedTypes) {
     std::string list;
     for (size_t i = 0; i < where.size() && i < 3; ++i)
       list += (i ? ", " : "") + where[i];
     if (where.size() > 3)
       list += fmt::format(", ... {} in all", where.size());
-    types += fmt::format("{}{} ({})", types.empty() ? "" : ", ", type, list);
+    std::string &into = isValueKind(type) ? kinds : types;
+    into += fmt::format("{}{} ({})", into.empty() ? "" : ", ", type, list);
   }
   std::string msg;
-  if (!ops.empty())
-    msg = "unsupported ONNX ops: " + ops;
-  if (!types.empty())
-    msg += (msg.empty() ? "" : "; ") + std::string("unsupported element types: ") + types;
+  auto part = [&msg](const char *what, const std::string &items) {
+    if (!items.empty())
+      msg += (msg.empty() ? "" : "; ") + std::string(what) + items;
+  };
+  part("unsupported ONNX ops: ", ops);
+  part("unsupported element types: ", types);
+  part("unsupported value types: ", kinds);
   return msg;
 }
 
@@ -316,6 +325,14 @@ bool loadInputData(Context &ctx, const std::vector<const onnx::ValueInfoProto *>
       }
       name = inputs[i]->name();
     }
+    // ONNX's test data generator writes bfloat16 values as UINT16 tensors
+    // holding the same bits.
+    auto vi = std::find_if(inputs.begin(), inputs.end(),
+                           [&](const auto *x) { return x->name() == name; });
+    if (t->dtype() == DType::U16 &&
+        (*vi)->type().tensor_type().elem_type() == onnx::TensorProto::BFLOAT16)
+      t = Tensor(TensorType{DType::BF16, t->shape()},
+                 std::vector<uint8_t>(t->bytes().begin(), t->bytes().end()));
     ctx.inputData.insert_or_assign(name, std::move(*t));
   }
   return ctx.errors.empty();
@@ -462,7 +479,7 @@ ImportResult importModel(Context &ctx, const std::string &checkPath) {
             in.index = b.index;
       Diagnostics diags = verifyModule(*module);
       for (const Diagnostic &d : diags)
-        ctx.error("internal error: the imported module is malformed: " + d.message);
+        ctx.error("the imported module fails graphvet's verifier: " + d.message);
       if (diags.empty() && ctx.opts.inferTypes) {
         Diagnostics typeDiags;
         inferModuleTypes(*module, typeDiags);

@@ -227,7 +227,7 @@ private:
     if (name.empty())
       return std::nullopt;
     auto p = lookup(s, name);
-    if (!p)
+    if (!p && !failed_.count(name)) // a failed node's outputs were reported with it
       ctx_.error(fmt::format("{}: unknown value '{}'", where, name));
     return p;
   }
@@ -324,7 +324,7 @@ private:
     const onnx::GraphProto *branches[2] = {graphAttr(n, "then_branch"),
                                            graphAttr(n, "else_branch")};
     if (!branches[0] || !branches[1] || n.input_size() != 1) {
-      ctx_.error(fmt::format("node '{}': If needs one input and two branches", name));
+      fail(n, fmt::format("node '{}': If needs one input and two branches", name));
       return;
     }
     std::optional<OutPort> cond = resolve(s, n.input(0), fmt::format("node '{}'", name));
@@ -368,6 +368,14 @@ private:
   Module m_;
   std::set<std::string> graphNames_;
   std::map<GraphId, std::set<NodeId>> removable_;
+  /// Outputs of nodes that could not be translated (reported once).
+  std::set<std::string> failed_;
+
+  void fail(const onnx::NodeProto &n, std::string message) {
+    ctx_.error(std::move(message));
+    for (const std::string &o : n.output())
+      failed_.insert(o);
+  }
 
   void removeDeadShapeChains() {
     for (auto &[g, ids] : removable_) {
@@ -394,15 +402,14 @@ void Translator::translateLoop(Scope &s, const onnx::NodeProto &n, const std::st
   const onnx::GraphProto *bodyProto = graphAttr(n, "body");
   std::string where = fmt::format("node '{}'", name);
   if (!bodyProto || n.input_size() < 2) {
-    ctx_.error(fmt::format("{}: Loop needs a body and the inputs M and cond", where));
+    fail(n, fmt::format("{}: Loop needs a body and the inputs M and cond", where));
     return;
   }
   const onnx::GraphProto &bp = *bodyProto;
   const int carried = n.input_size() - 2;
   const int scans = bp.output_size() - 1 - carried;
   if (scans < 0 || bp.input_size() != 2 + carried) {
-    ctx_.error(
-        fmt::format("{}: the Loop body's inputs and outputs do not match its inputs", where));
+    fail(n, fmt::format("{}: the Loop body's inputs and outputs do not match its inputs", where));
     return;
   }
   const bool hasM = !n.input(0).empty(), hasCond = !n.input(1).empty();
@@ -416,13 +423,13 @@ void Translator::translateLoop(Scope &s, const onnx::NodeProto &n, const std::st
     const std::string &v = bp.output(1 + carried + j).name();
     auto t = ctx_.staticType(v);
     if (!tripCount) {
-      ctx_.error(fmt::format("{}: Loop scan output '{}' needs a constant trip count (make input "
-                             "'{}' a constant, e.g. by freezing it)",
-                             where, v, n.input(0)));
+      fail(n, fmt::format("{}: Loop scan output '{}' needs a constant trip count (make input "
+                          "'{}' a constant, e.g. by freezing it)",
+                          where, v, n.input(0)));
       return;
     }
     if (!t) {
-      ctx_.error(fmt::format("{}: the type of Loop scan output '{}' is not static", where, v));
+      fail(n, fmt::format("{}: the type of Loop scan output '{}' is not static", where, v));
       return;
     }
     scanTypes.push_back(*t);
