@@ -774,6 +774,35 @@ TEST_F(OnnxFiles, ExternalInitializersAndTestDataSets) {
       << "the data set's shape fixes the free dimension";
 }
 
+TEST_F(OnnxFiles, Bfloat16TestDataStoredAsUint16IsReadAsBfloat16) {
+  // ONNX's test generator writes bfloat16 values as UINT16 tensors.
+  ModelBuilder mb;
+  mb.input("x", TensorProto::BFLOAT16, {int64_t{2}})
+      .input("shape", kI64, {int64_t{2}})
+      .output("y", TensorProto::BFLOAT16, {int64_t{1}, int64_t{2}});
+  mb.node("Reshape", {"x", "shape"}, {"y"}, "r");
+  std::string model = write("model.onnx", mb.bytes());
+  std::filesystem::create_directories(dir_ / "data");
+  TensorProto bits;
+  bits.set_data_type(TensorProto::UINT16);
+  bits.add_dims(2);
+  bits.add_int32_data(0x3f80); // 1.0
+  bits.add_int32_data(0xc000); // -2.0
+  write("data/input_0.pb", bits.SerializeAsString());
+  write("data/input_1.pb", test::int64Tensor("shape", {2}, {1, 2}).SerializeAsString());
+  // A stub that makes the data operand a shape operand too, so both freeze.
+  auto opts = withOps({"Reshape"}, {{"Reshape", 3}});
+  opts.inputDataDir = (dir_ / "data").string();
+  opts.freezeShapeOperands = true;
+  auto r = importOnnx(model, opts);
+  const Module &m = moduleOf(r);
+  if (!r.ok())
+    return;
+  const Tensor &x = nodeNamed(m, "x").attr("value")->asTensor();
+  EXPECT_EQ(x.type(), (TensorType{DType::BF16, {2}}));
+  EXPECT_EQ(valuesOf(x), (std::vector<double>{1.0, -2.0}));
+}
+
 TEST(OnnxImport, ParsesShapeText) {
   EXPECT_EQ(parseShapeText("1x3x224x224"), (Shape{1, 3, 224, 224}));
   EXPECT_EQ(parseShapeText(""), (Shape{}));
