@@ -159,5 +159,6 @@ void registerFuzz(CLI::App &app, CommandContext &ctx);
 void registerReduce(CLI::App &app, CommandContext &ctx);
 void registerBench(CLI::App &app, CommandContext &ctx);
 void registerMissed(CLI::App &app, CommandContext &ctx);
+void registerImport(CLI::App &app, CommandContext &ctx);
 
 } // namespace graphvet::cli

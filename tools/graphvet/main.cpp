@@ -20,6 +20,7 @@ int main(int argc, char **argv) {
   registerReduce(app, ctx);
   registerBench(app, ctx);
   registerMissed(app, ctx);
+  registerImport(app, ctx);
   try {
     app.parse(argc, argv);
   } catch (const CommandLineError &e) {
