@@ -954,7 +954,7 @@ graph root {
   x   = Data() {index = 0}
   r   = ReLU(x)
   tm  = TensorMove(r)
-  y   = Add(tm, x)
+  y   = AddD(tm, x)
   out = NetOutput(y)
 }
 )";

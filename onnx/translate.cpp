@@ -282,6 +282,16 @@ private:
       }
       attrs[a.name()] = std::move(*v);
     }
+    // graphvet's copies (Identity among them) own a buffer of their port
+    // description (semantics.md §1): ONNX's Identity has its input's type.
+    if (type == "Identity" && n.output_size() >= 1)
+      if (auto t = ctx_.staticType(n.output(0))) {
+        attrs["out0.dtype"] = AttrValue::ofIdent(std::string(dtypeName(t->dtype)));
+        AttrValue::List dims;
+        for (int64_t d : t->shape)
+          dims.push_back(AttrValue::ofInt(d));
+        attrs["out0.shape"] = AttrValue::ofList(std::move(dims));
+      }
     NodeId id = graph(s.graph).addNode(uniqueNode(s.graph, name), type, inputs,
                                        static_cast<uint32_t>(n.output_size()));
     graph(s.graph).node(id).attrs = std::move(attrs);

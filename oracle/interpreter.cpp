@@ -79,8 +79,11 @@ struct Interpreter::Impl {
     uint64_t typeHash = 0;
     bool tensorMove = false;
     bool scribble = false;
-    const Node *node = nullptr;                    ///< the node (numeric ops read attributes)
-    const OpInfo *numeric = nullptr;               ///< set when the op has a kernel
+    const Node *node = nullptr;      ///< the node (numeric ops read attributes)
+    const OpInfo *numeric = nullptr; ///< set when the op has a kernel
+    /// Every output type the op's inference gives (a kernel may fill more
+    /// outputs than the node uses, e.g. LSTM's Y_c when outputs = 2).
+    std::vector<TensorType> kernelOutputs;
     std::vector<PortId> inputs;                    ///< kNoPort: unconnected slot
     std::vector<PortId> outputs;                   ///< kNoPort: no port
     std::vector<std::vector<PortId>> branchResult; ///< If/Case: [branch][k]
@@ -221,7 +224,41 @@ struct Interpreter::Impl {
       if (auto mi = n.intAttr("max_iterations"))
         e.maxIterations = *mi < 0 ? 0 : static_cast<uint64_t>(*mi);
     }
+    if (e.numeric)
+      e.kernelOutputs = kernelOutputTypes(st.graph, n, e);
     return e;
+  }
+
+  /// The op's inference on the planned input types (constants from Const
+  /// values): every output the kernel writes; the node's own port types
+  /// when inference fails (the verifier reported that already).
+  std::vector<TensorType> kernelOutputTypes(GraphId g, const Node &n, const StepExec &e) const {
+    std::vector<std::optional<TensorType>> ins;
+    std::vector<const Tensor *> consts;
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      ins.push_back(e.inputs[i] == kNoPort ? std::nullopt
+                                           : std::optional<TensorType>(plan.portType(e.inputs[i])));
+      const Tensor *c = nullptr;
+      if (n.inputs[i]) {
+        const Node &p = m.graph(g).node(n.inputs[i]->node);
+        if (opKind(p) == OpKind::Weight)
+          c = attrTensor(p, "value");
+      }
+      consts.push_back(c);
+    }
+    std::string error;
+    std::vector<TensorType> outs;
+    if (auto t = inferNodeTypes(n, ins, consts, error))
+      outs = std::move(*t);
+    for (size_t k = 0; k < e.outputs.size(); ++k) {
+      TensorType planned =
+          e.outputs[k] == kNoPort ? TensorType{DType::U8, {0}} : plan.portType(e.outputs[k]);
+      if (k < outs.size())
+        outs[k] = planned;
+      else
+        outs.push_back(planned);
+    }
+    return outs;
   }
 
   const BufferInfo &info(BufferId b) const { return plan.buffers()[b]; }
@@ -512,8 +549,8 @@ struct Interpreter::Impl {
       ptrs[i] = &ins[i];
     }
     std::vector<Tensor> outs;
-    for (PortId p : e.outputs)
-      outs.emplace_back(p == kNoPort ? TensorType{DType::U8, {0}} : plan.portType(p));
+    for (const TensorType &t : e.kernelOutputs)
+      outs.emplace_back(t);
     std::optional<RandomStream> stream;
     if (e.numeric->nondeterministic)
       stream.emplace(runSeed, st.name, execution);

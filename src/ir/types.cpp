@@ -126,14 +126,11 @@ private:
         outs.push_back(described(n, k));
       break;
     case OpKind::Copy:
-      for (uint32_t k = 0; k < n.numOutputs; ++k) {
-        if (auto d = describedPortType(n, k))
-          outs.push_back(*d);
-        else if (k == 0 && !ins.empty() && ins[0])
-          outs.push_back(*ins[0]);
-        else
-          outs.push_back(defaultPortType());
-      }
+      // Copies (TensorMove, Identity, MemcpyAsync) own a fresh buffer of
+      // their port description (semantics.md §1); the importer describes
+      // ONNX's Identity with its input's type.
+      for (uint32_t k = 0; k < n.numOutputs; ++k)
+        outs.push_back(described(n, k));
       break;
     case OpKind::Call:
     case OpKind::If:
@@ -196,48 +193,70 @@ private:
     return std::move(ctx.outputs);
   }
 
+  struct Result {
+    TensorType type;
+    bool numeric = false; ///< typed by inference, not by a port description
+  };
+
+  /// Only results computed by numeric ops and valued constants are typed by
+  /// inference; every other result (placeholder ops, variables, a branch's
+  /// own input, copies, nested holders) passes a buffer of its description.
+  static bool typedByDescription(const Graph &, const Node &p) {
+    if (opKind(p) == OpKind::Weight)
+      return attrTensor(p, "value") == nullptr;
+    return numericDefinition(p) == nullptr;
+  }
+
   /// Results of a subgraph by parent output index (from NetOutput's
   /// `in<k>._parent_node_index`).
-  std::map<int64_t, TensorType> results(GraphId sub) {
-    std::map<int64_t, TensorType> r;
+  std::map<int64_t, Result> results(GraphId sub) {
+    std::map<int64_t, Result> r;
     const Graph &sg = m_.graph(sub);
     for (NodeId id : sg.nodesOfType("NetOutput")) {
       const Node &no = sg.node(id);
       for (uint32_t k = 0; k < no.inputs.size(); ++k) {
         auto j = no.intAttr(Node::portKey(false, k, "_parent_node_index"));
-        if (!j)
+        if (!j || !no.inputs[k])
           continue;
         if (auto t = typeOf(sub, no.inputs[k]))
-          r.emplace(*j, *t);
+          r.emplace(*j, Result{*t, !typedByDescription(sg, sg.node(no.inputs[k]->node))});
       }
     }
     return r;
   }
 
   /// A call's outputs are its body's results. A branch node's output is the
-  /// taken branch's result: when the branches agree that is its type; when
-  /// they do not (version-1 graphs bind the output to whichever buffer the
-  /// branch returns, semantics.md §1) the port description or the default.
+  /// taken branch's result: the branches must agree on its type when
+  /// inference types one of them; placeholder results of different
+  /// descriptions (version-1 graphs bind the output to whichever buffer the
+  /// branch returns, semantics.md §1) give the output its port description.
   std::vector<TensorType> inferHolder(const Node &n,
                                       const std::vector<std::optional<TensorType>> &ins) {
     std::vector<std::optional<TensorType>> outs(n.numOutputs);
-    std::vector<bool> disagree(n.numOutputs, false);
+    std::vector<bool> disagree(n.numOutputs, false), numeric(n.numOutputs, false);
     for (size_t b = 0; b < n.subgraphs.size(); ++b) {
       GraphId sub = n.subgraphs[b];
       inferGraph(sub, ins);
-      for (auto &[j, t] : results(sub)) {
+      for (auto &[j, res] : results(sub)) {
         if (j < 0 || static_cast<size_t>(j) >= outs.size())
           continue;
+        numeric[j] = numeric[j] || res.numeric;
         if (!outs[j])
-          outs[j] = t;
-        else if (*outs[j] != t)
+          outs[j] = res.type;
+        else if (*outs[j] != res.type && !disagree[j]) {
           disagree[j] = true;
+          if (numeric[j])
+            error(n, fmt::format("output {} is {} in branch '{}' but {} in branch '{}'", j,
+                                 outs[j]->str(), m_.graph(n.subgraphs[0]).name, res.type.str(),
+                                 m_.graph(sub).name));
+        }
       }
     }
     std::vector<TensorType> r;
+    // A holder's outputs are its subgraphs' buffers: a description on them
+    // is not checked (version-1 graphs carry descriptions of other sizes).
     for (uint32_t k = 0; k < n.numOutputs; ++k) {
       if (outs[k] && !disagree[k]) {
-        checkDescribed(n, k, *outs[k]);
         r.push_back(*outs[k]);
       } else {
         r.push_back(described(n, k));

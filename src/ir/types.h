@@ -3,7 +3,7 @@
 // op's infer function; graph inputs, variables and placeholder ops (no
 // numeric semantics) take their port description (`outK.dtype`,
 // `outK.shape`, default f32 [4]); a `Const` with a `value` has the value's
-// type; copies take their input's type unless described; subgraph `Data`
+// type; copies have their description like placeholders; subgraph `Data`
 // take their parent input's type; calls, branches and loops take their
 // subgraphs' results. Explicit descriptions on inferred ports are checked.
 #pragma once

@@ -130,19 +130,19 @@ struct BadLiteral {
 };
 
 TEST(Literal, MalformedLiteralsAreErrorsAtTheirPosition) {
-  // The value starts at column 22 of line 2 in wrap().
+  // The value starts at column 24 of line 2 in wrap().
   const BadLiteral cases[] = {
-      {"f32[2] {1}", 22, "tensor literal f32[2] needs 2 elements, found 1"},
-      {"f32[1] {1, 2}", 33, "tensor literal f32[1] has more than 1 elements"},
-      {"i8[1] {128}", 29, "'128' is out of range for i8"},
-      {"i32[1] {1.5}", 30, "'1.5' is not an integer of i32"},
-      {"f32[1] hex \"00\"", 33, "tensor literal f32[1] needs 8 hex digits, found 2"},
-      {"f32[1] hex \"zz000000\"", 33, "expected only hex digits in a hex tensor literal"},
-      {"f32[-1] {}", 26, "expected a non-negative dimension, found integer -1"},
-      {"f32[2] splat()", 35, "expected a number of f32, found ')'"},
-      {"f32[2] zeros", 29, "expected '{', 'splat', 'hex' or 'file' after f32[2], found 'zeros'"},
-      {"f32[4] file(\"missing.weights\", 0)", 34, "cannot read sidecar file 'missing.weights'"},
-      {"f32[1000000000, 1000000000] splat(0)", 22,
+      {"f32[2] {1}", 24, "tensor literal f32[2] needs 2 elements, found 1"},
+      {"f32[1] {1, 2}", 35, "tensor literal f32[1] has more than 1 elements"},
+      {"i8[1] {128}", 31, "'128' is out of range for i8"},
+      {"i32[1] {1.5}", 32, "'1.5' is not an integer of i32"},
+      {"f32[1] hex \"00\"", 35, "tensor literal f32[1] needs 8 hex digits, found 2"},
+      {"f32[1] hex \"zz000000\"", 35, "expected only hex digits in a hex tensor literal"},
+      {"f32[-1] {}", 28, "expected a non-negative dimension, found integer -1"},
+      {"f32[2] splat()", 37, "expected a number of f32, found ')'"},
+      {"f32[2] zeros", 31, "expected '{', 'splat', 'hex' or 'file' after f32[2], found 'zeros'"},
+      {"f32[4] file(\"missing.weights\", 0)", 36, "cannot read sidecar file 'missing.weights'"},
+      {"f32[1000000000, 1000000000] splat(0)", 24,
        "tensor literal f32[1000000000, 1000000000] is larger than 268435456 bytes"},
   };
   for (const BadLiteral &c : cases) {

@@ -138,7 +138,8 @@ TEST(OpLibrary, OutputBytes) {
   n.attrs["out1.dtype"] = AttrValue::ofString("f17");
   EXPECT_EQ(outputBytes(n, 1), std::nullopt);
   n.attrs["out1.dtype"] = AttrValue::ofString("i64");
-  n.attrs["out1.shape"] = AttrValue::ofList({AttrValue::ofInt(8193)});
+  n.attrs["out1.shape"] =
+      AttrValue::ofList({AttrValue::ofInt(static_cast<int64_t>(kMaxBufferBytes / 8 + 1))});
   EXPECT_EQ(outputBytes(n, 1), std::nullopt) << "over kMaxBufferBytes";
   n.attrs["out1.shape"] = AttrValue::ofList({AttrValue::ofInt(-1)});
   EXPECT_EQ(outputBytes(n, 1), std::nullopt);

@@ -85,8 +85,8 @@ TEST(Parser, BuildsTheSpecExample) {
 
 TEST(Parser, ResolvesForwardReferencesAndRaisesOutputCounts) {
   Module m = parseOk("graph g {\n"
-                     "  b = Add(a:2, a)\n"
-                     "  a = Split()\n"
+                     "  b = AddD(a:2, a)\n"
+                     "  a = SplitD()\n"
                      "}\n");
   const Graph &g = m.root();
   NodeId a = g.find("a"), b = g.find("b");

@@ -33,7 +33,7 @@ TEST(Verifier, AcceptsAValidModule) {
                           "graph s {\n"
                           "  a = Data() {_parent_node_index = 0}\n"
                           "  b = Data() {_parent_node_index = 1}\n"
-                          "  m = Mul(a, b) {out0.dtype = f16, out0.shape = [2, 2]}\n"
+                          "  m = MulD(a, b) {out0.dtype = f16, out0.shape = [2, 2]}\n"
                           "  o = NetOutput(m) {in0._parent_node_index = 0}\n"
                           "}\n")),
             Errors{});
@@ -201,8 +201,8 @@ TEST(Verifier, MemoryAttributes) {
             Errors{"3:3: out0.shape of 'n' must be a list of non-negative integers"});
   EXPECT_EQ(one("  n = Foo(a) {out0.shape = 4}\n"),
             Errors{"3:3: out0.shape of 'n' must be a list of non-negative integers"});
-  EXPECT_EQ(one("  n = Foo(a) {out0.shape = [256, 256]}\n"),
-            Errors{"3:3: output 0 of 'n' is larger than 65536 bytes"});
+  EXPECT_EQ(one("  n = Foo(a) {out0.shape = [4096, 4097]}\n"),
+            Errors{"3:3: output 0 of 'n' is larger than 67108864 bytes"});
   EXPECT_EQ(one("  n = Foo(a) {out1.dtype = f16}\n"),
             Errors{"3:3: attribute 'out1.dtype' names output 1 but 'n' has 1 output"});
   EXPECT_EQ(one("  n = Foo(a) {in1.x = 0}\n"),

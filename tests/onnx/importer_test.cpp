@@ -662,7 +662,7 @@ TEST(OnnxImport, ReportsGraphvetTypeInferenceErrors) {
   auto bad = import(mb, opts);
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(joined(bad.errors)
-                .find("type inference: 'choose': output 0 is f32[2] in branch "
+                .find("'choose': output 0 is f32[2] in branch "
                       "'then_body' but f32[3] in branch 'else_body'"),
             std::string::npos)
       << joined(bad.errors);

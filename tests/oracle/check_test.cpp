@@ -27,7 +27,7 @@ TEST(CheckOriginal, RacyGraphIsInvalidWithWitnesses) {
   Module m = parseText(R"(
 graph root {
   x   = Data() {index = 0}
-  s   = Sigmoid(x)
+  s   = SigmoidD(x)
   w   = Assign(x)
   out = NetOutput(s, w)
 }
@@ -77,7 +77,7 @@ TEST(CheckRefinement, ArithmeticVariantsExposeAValueOnlyTheMixDecides) {
   const char *original = R"(
 graph root {
   x   = Data() {index = 0}
-  c   = Add()
+  c   = AddD()
   if1 = If(c, x) {subgraphs = [yes, no]}
   out = NetOutput(if1)
 }
@@ -88,13 +88,13 @@ graph yes {
 }
 graph no {
   a   = Data() {_parent_node_index = 1}
-  r   = Sigmoid(a)
+  r   = SigmoidD(a)
   ret = NetOutput(r) {in0._parent_node_index = 0}
 }
 )";
   Module m = parseText(original);
   int soundUnderTheMix = 0;
-  for (const char *op : {"ReLU", "Sigmoid"}) {
+  for (const char *op : {"ReLU", "SigmoidD"}) {
     Module taken = parseText(fmt::format(R"(
 graph root {{
   x   = Data() {{index = 0}}

@@ -69,7 +69,7 @@ std::string generate(uint64_t seed, size_t nodes) {
     } else {
       name = fmt::format("op{}", i);
       std::string a = pick(0), b = pick(0);
-      text += fmt::format("  {} = Add({}, {})\n", name, a, b);
+      text += fmt::format("  {} = AddD({}, {})\n", name, a, b);
     }
     names.push_back(name);
   }

@@ -57,7 +57,7 @@ TEST(Interpreter, ArithmeticVariantsKeyTheMixAndVariantZeroIsTheDefault) {
   Harness h(R"(
 graph root {
   x   = Data() {index = 0}
-  c   = Add()
+  c   = AddD()
   r   = ReLU(x)
   out = NetOutput(c, r, x)
 }

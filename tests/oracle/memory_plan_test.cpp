@@ -88,7 +88,7 @@ graph root {
 graph body {
   a = Data() {_parent_node_index = 0}
   b = Data() {_parent_node_index = 1}
-  m = Mul(a, b)
+  m = MulD(a, b)
   o = NetOutput(m, b) {in0._parent_node_index = 1, in1._parent_node_index = 0}
 }
 )");

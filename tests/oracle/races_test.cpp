@@ -61,7 +61,7 @@ TEST(Races, ReaderAndWriterUnordered) {
 graph root {
   x   = Data() {index = 0}
   r   = ReLU(x)
-  s   = Sigmoid(r)
+  s   = SigmoidD(r)
   w   = Assign(r)
   out = NetOutput(s, w)
 }
@@ -76,7 +76,7 @@ TEST(Races, ControlEdgeOrdersThem) {
 graph root {
   x   = Data() {index = 0}
   r   = ReLU(x)
-  s   = Sigmoid(r)
+  s   = SigmoidD(r)
   w   = Assign(r)
   out = NetOutput(s, w)
   ctrl s -> w
@@ -89,8 +89,8 @@ TEST(Races, TwoReadersNeverRace) {
   Analysed a(R"(
 graph root {
   x   = Data() {index = 0}
-  s   = Sigmoid(x)
-  t   = Tanh(x)
+  s   = SigmoidD(x)
+  t   = TanhD(x)
   out = NetOutput(s, t)
 }
 )");
@@ -101,7 +101,7 @@ TEST(Races, ScribblerConflictsWithEveryReader) {
   Analysed a(R"(
 graph root {
   x   = Data() {index = 0}
-  s   = Sigmoid(x)
+  s   = SigmoidD(x)
   ar  = HcomAllReduce(x)
   out = NetOutput(s, ar)
 }
@@ -115,13 +115,13 @@ graph root {
   x   = Data() {index = 0}
   r   = ReLU(x)
   pc  = PartitionedCall(r) {subgraphs = [body]}
-  s   = Add(r)
+  s   = AddD(r)
   out = NetOutput(s, pc)
   %CTRL%
 }
 graph body {
   a = Data() {_parent_node_index = 0}
-  m = Mul(a)
+  m = MulD(a)
   w = Assign(a)
   o = NetOutput(w) {in0._parent_node_index = 0}
 }
@@ -171,7 +171,7 @@ graph root {
   x   = Data() {index = 1}
   r   = ReLU(x)
   f   = If(c, r) {subgraphs = [then, else]}
-  s   = Sigmoid(r)
+  s   = SigmoidD(r)
   out = NetOutput(f, s)
 }
 graph then {
@@ -220,7 +220,7 @@ graph root {
   x   = Data() {index = 0}
   r   = ReLU(x)
   p   = P(r)
-  s   = Sigmoid(p)
+  s   = SigmoidD(p)
   w   = Assign(r)
   q   = Q(w)
   out = NetOutput(s, q)

@@ -66,9 +66,9 @@ TEST(ViolationKinds, ARaceDoesNotHideTheValueItChanges) {
 graph g {
   v   = Variable()
   tm  = TensorMove(v)
-  s   = Sigmoid(tm)
+  s   = SigmoidD(tm)
   w   = Assign(v, s)
-  n   = Neg(tm)
+  n   = NegD(tm)
   out = NetOutput(n, w)
 }
 )");
@@ -76,9 +76,9 @@ graph g {
   Module optimized = parseText(R"(
 graph g {
   v   = Variable()
-  s   = Sigmoid(v)
+  s   = SigmoidD(v)
   w   = Assign(v, s)
-  n   = Neg(v)
+  n   = NegD(v)
   out = NetOutput(n, w)
 }
 )");

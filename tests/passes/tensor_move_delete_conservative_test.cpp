@@ -107,7 +107,7 @@ TEST(TensorMoveDeleteConservative, ModuleOptionAndPipelineFlagSelectTheSameMode)
 graph root {
   x = Data() {index = 0}
   tm = TensorMove(x)
-  q = Abs(tm)
+  q = AbsD(tm)
   out = NetOutput(q)
 }
 )";

@@ -20,7 +20,7 @@ graph root {
   x = Data() {index = 0}
   r = ReLU(x)
   tm = TensorMove(r)
-  q = Add(tm, x)
+  q = AddD(tm, x)
   out = NetOutput(q)
 }
 )");
@@ -47,7 +47,7 @@ graph root {
   cp = ReLU()
   cs = ReLU()
   tm = TensorMove(r)
-  q = Add(tm)
+  q = AddD(tm)
   out = NetOutput(q, cp, cs)
   ctrl cp -> tm
   ctrl tm -> cs
@@ -70,7 +70,7 @@ TEST(TensorMoveDelete, Scenario5AddsPendingEdge) {
 graph root {
   x = Data() {index = 0}
   r = ReLU(x)
-  sib = Add(r, r)
+  sib = AddD(r, r)
   tm = TensorMove(r)
   w = Assign(tm, x)
   out = NetOutput(sib, w)
@@ -196,8 +196,8 @@ TEST(TensorMoveDelete, SiblingBudgetBoundsPendingEdges) {
 graph root {
   r = ReLU()
   y = ReLU()
-  a = Neg(r)
-  b = Abs(r)
+  a = NegD(r)
+  b = AbsD(r)
   tm = TensorMove(r)
   w = Assign(tm, y)
   out = NetOutput(a, b, w)
@@ -275,7 +275,7 @@ graph root {
   r = ReLU()
   tm = TensorMove(r)
   cs = Assign(v, r)
-  q = Add(tm, cs)
+  q = AddD(tm, cs)
   out = NetOutput(q)
   ctrl tm -> cs
 }

@@ -50,7 +50,7 @@ TEST(StableTopoOrder, IdsOutOfDependencyOrder) {
   std::string errors;
   auto m = parseOrReport(R"(
 graph g {
-  c = Add(a, b)
+  c = AddD(a, b)
   a = Data() {index = 0}
   b = ReLU(a)
   d = ReLU(a)

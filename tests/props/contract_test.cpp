@@ -16,8 +16,8 @@ const char *kOriginal = R"(graph g {
   x = Data() {index = 0}
   tm = TensorMove(x) {_cannot_be_deleted = true}
   fold = TensorMove(x) {no_need_constant_folding = 1}
-  n = Neg(tm)
-  k = Neg(fold)
+  n = NegD(tm)
+  k = NegD(fold)
   out = NetOutput(n, k)
 }
 )";
@@ -26,8 +26,8 @@ const char *kOriginal = R"(graph g {
 const char *kWithoutTm = R"(graph g {
   x = Data() {index = 0}
   fold = TensorMove(x) {no_need_constant_folding = 1}
-  n = Neg(x)
-  k = Neg(fold)
+  n = NegD(x)
+  k = NegD(fold)
   out = NetOutput(n, k)
 }
 )";

@@ -86,7 +86,7 @@ graph g {
   c = Const()
   tm = TensorMove(v)
   w = Assign(v, c)
-  q = Add(tm, w)
+  q = AddD(tm, w)
   out = NetOutput(q)
   ctrl tm -> w
 }
@@ -111,7 +111,7 @@ graph g {
   y = Data() {index = 1}
   r = ReLU(x)
   tm = TensorMove(r)
-  q = Neg(tm)
+  q = NegD(tm)
   w = Assign(r, y)
   out = NetOutput(q, w)
   ctrl tm -> w
@@ -150,7 +150,7 @@ graph g {
   y = Data() {index = 1}
   r = ReLU(x)
   tm = TensorMove(r)
-  q = Neg(tm)
+  q = NegD(tm)
   w = Assign(r, y)
   out = NetOutput(q, w)
   ctrl tm -> w
@@ -193,8 +193,8 @@ TEST(Missed, ControlOrderingsAreCarriedOver) {
   Module m = parseText(R"(
 graph g {
   r = ReLU()
-  cp = Neg()
-  cs = Abs()
+  cp = NegD()
+  cs = AbsD()
   tm = TensorMove(r)
   q = ReLU(tm)
   out = NetOutput(q, cp, cs)
@@ -218,7 +218,7 @@ graph g {
   x = Data() {index = 0}
   r = ReLU(x)
   tm = TensorMove(r)
-  n = Neg(tm)
+  n = NegD(tm)
   out = NetOutput(r)
 }
 )");
@@ -289,7 +289,7 @@ graph t {
 }
 graph e {
   a = Data() {_parent_node_index = 1}
-  r = Neg(a)
+  r = NegD(a)
   o = NetOutput(r, r) {in0._parent_node_index = 0, in1._parent_node_index = 1}
 }
 )";
@@ -319,7 +319,7 @@ graph g {
   x = Data() {index = 0}
   c = Data() {index = 1}
   f = If(c, x) {outputs = 2, subgraphs = [t, e]}
-  n = Neg(f:1)
+  n = NegD(f:1)
   out = NetOutput(f:0)
 }
 graph t {
@@ -330,7 +330,7 @@ graph t {
 }
 graph e {
   a = Data() {_parent_node_index = 1}
-  r = Neg(a)
+  r = NegD(a)
   o = NetOutput(r, r) {in0._parent_node_index = 0, in1._parent_node_index = 1}
 }
 )");
@@ -413,9 +413,9 @@ graph c {
 graph body {
   v0 = Data() {_parent_node_index = 0}
   v1 = Data() {_parent_node_index = 1}
-  n0 = Neg(v0)
+  n0 = NegD(v0)
   tm = TensorMove(v1)
-  n1 = Neg(tm)
+  n1 = NegD(tm)
   o = NetOutput(n0, n1) {in0._parent_node_index = 0, in1._parent_node_index = 1}
 }
 )";
@@ -447,7 +447,7 @@ const char *kWriteAfterRead = R"(
 graph g {
   x = Data() {index = 0}
   a = ReLU(x)
-  r = Neg(a)
+  r = NegD(a)
   tm = TensorMove(x)
   w = Assign(a, tm)
   out = NetOutput(r)
@@ -477,7 +477,7 @@ TEST(Missed, AWriteAfterTheLastReadOfABufferNoRunRefillsIsLive) {
   Module m = parseText(R"(
 graph g {
   v = Reshape(_) {out0.reuse_input = true}
-  r = Neg(v)
+  r = NegD(v)
   x = Data() {index = 0}
   tm = TensorMove(x)
   w = Assign(v, tm)
@@ -506,7 +506,7 @@ graph c {
 graph b {
   v0 = Data() {_parent_node_index = 0}
   v1 = Data() {_parent_node_index = 1}
-  r = Neg(v1)
+  r = NegD(v1)
   tm = TensorMove(v0)
   w = Assign(v1, tm)
   o = NetOutput(r) {in0._parent_node_index = 0}
@@ -524,7 +524,7 @@ TEST(Missed, ALoopWritingBackAfterTheLastReadIsUnobserved) {
 graph g {
   x = Data() {index = 0}
   a = ReLU(x)
-  m = Neg(a)
+  m = NegD(a)
   l = While(a) {subgraphs = [c, b]}
   out = NetOutput(m)
   ctrl m -> l
@@ -536,7 +536,7 @@ graph c {
 graph b {
   v0 = Data() {_parent_node_index = 0}
   tm = TensorMove(v0)
-  n = Neg(tm)
+  n = NegD(tm)
   o = NetOutput(n) {in0._parent_node_index = 0}
 }
 )");
@@ -563,7 +563,7 @@ graph t {
 }
 graph e {
   a = Data() {_parent_node_index = 1}
-  r = Neg(a)
+  r = NegD(a)
   o = NetOutput(r) {in0._parent_node_index = 0}
 }
 )";
@@ -599,7 +599,7 @@ graph t {
 graph e {
   a = Data() {_parent_node_index = 1}
   tm = TensorMove(a)
-  r = Neg(tm)
+  r = NegD(tm)
   o = NetOutput(r) {in0._parent_node_index = 0}
 }
 )";
@@ -716,7 +716,7 @@ graph g {
   t1 = TensorMove(r)
   q = ReLU(t1)
   t2 = TensorMove(x)
-  p = Neg(t2)
+  p = NegD(t2)
   out = NetOutput(q, p)
 }
 )");

@@ -39,9 +39,9 @@ CampaignResult sampleResult() {
   f.fileName = "race-scenario4-fe3a9e99.graph";
   f.path = "fuzz-out/race-scenario4-fe3a9e99.graph";
   f.original = "graph main {\n  var2 = Variable()\n  tm3 = TensorMove(var2)\n"
-               "  wr4 = Assign(_, tm3)\n  rv5 = ReadVariableOp(tm3) {ref_var_src_var_name = "
+               "  wr4 = ScatterUpdate(_, tm3)\n  rv5 = ReadVariableOp(tm3) {ref_var_src_var_name = "
                "\"var2\"}\n  out6 = NetOutput()\n}\n";
-  f.optimized = "graph main {\n  var2 = Variable()\n  wr4 = Assign(_, var2)\n"
+  f.optimized = "graph main {\n  var2 = Variable()\n  wr4 = ScatterUpdate(_, var2)\n"
                 "  rv5 = ReadVariableOp(var2) {ref_var_src_var_name = \"var2\"}\n"
                 "  out6 = NetOutput()\n}\n";
   f.result.verdict = oracle::Verdict::Violation;

@@ -86,9 +86,13 @@ int runImport(const ImportCmdOptions &opts) {
   bool toStdout = opts.output.empty() || opts.output == "-";
   int status = r.ok() ? kExitOk : kExitBadInput;
   if (r.ok()) {
-    text = printModule(*r.module);
-    if (!toStdout && !writeOutput(opts.output, text, std::cerr))
+    if (toStdout) {
+      text = printModule(*r.module);
+    } else if (std::string error; !writeModuleFile(*r.module, opts.output, error)) {
+      // Large tensors go to the sidecar OUT.weights next to OUT.graph.
+      std::cerr << "graphvet import: error: " << error << "\n";
       status = kExitBadInput;
+    }
   }
   for (const std::string &e : r.errors)
     std::cerr << opts.file << ": error: " << e << "\n";
