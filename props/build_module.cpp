@@ -1139,8 +1139,8 @@ private:
       // (ONNX's form needs a constant i64 shape) the view is by attribute.
       if (s.flags & 1)
         if (auto shape = pick(L, refAt(s, 1))) {
-          emit(L, "ExpandDims", "view", {in, *shape}, {{"out0.reuse_input", AttrValue::ofBool(true)}},
-               std::nullopt, alias);
+          emit(L, "ExpandDims", "view", {in, *shape},
+               {{"out0.reuse_input", AttrValue::ofBool(true)}}, std::nullopt, alias);
           return;
         }
       emit(L, "Reshape", "view", {in}, {}, std::nullopt, alias);
@@ -1216,8 +1216,8 @@ private:
       return true;
     }
     case RefWriteTwist::OverrideBuiltIn:
-      emit(L, s.variant % 2 ? "ScatterAdd" : "ScatterUpdate", "wr", {value.value_or(*target), *target},
-           {{"out0.ref_input", ref(1)}}, std::nullopt, alias);
+      emit(L, s.variant % 2 ? "ScatterAdd" : "ScatterUpdate", "wr",
+           {value.value_or(*target), *target}, {{"out0.ref_input", ref(1)}}, std::nullopt, alias);
       return true;
     case RefWriteTwist::TwoRefOutputs: {
       Value second = pickWritable(L, refAt(s, 1)).value_or(*target);
@@ -1263,9 +1263,9 @@ private:
       ins.push_back(value.value_or(*target));
     if (value)
       ins.push_back(*value);
-    static const char *const kTypes[] = {"ScatterUpdate",     "ScatterUpdate",        "ScatterAdd",
-                                         "ScatterNdUpdate",  "ScatterUpdate", "ScatterNdUpdate",
-                                         "ScatterAdd", "InplaceUpdate"};
+    static const char *const kTypes[] = {"ScatterUpdate",   "ScatterUpdate", "ScatterAdd",
+                                         "ScatterNdUpdate", "ScatterUpdate", "ScatterNdUpdate",
+                                         "ScatterAdd",      "InplaceUpdate"};
     AttrMap attrs;
     if (v == 7)
       attrs["out0.ref_input"] = AttrValue::ofInt(0);
@@ -1433,7 +1433,8 @@ private:
     attrs["out0.ref_var_src_var_name"] = AttrValue::ofString(var.name);
     NodeId rv = emit(L, "RefIdentity", "rv", {}, attrs, std::nullopt, poolBit(Pool::Source));
     graph(L).addCtrlEdge(arg, rv);
-    NodeId w = emit(L, "ScatterUpdate", "wr", {L.values.back()}, {}, std::nullopt, poolBit(Pool::Alias));
+    NodeId w =
+        emit(L, "ScatterUpdate", "wr", {L.values.back()}, {}, std::nullopt, poolBit(Pool::Alias));
     NodeId q = emit(L, "AbsD", "op", {L.parentInputs[0]}, {}, std::nullopt, 0);
     if (variant % 2 == 0)
       return std::nullopt;
@@ -1454,7 +1455,8 @@ private:
     }
     emit(L, "TensorMove", "tm", {source}, {}, std::nullopt, poolBit(Pool::TensorMove));
     Value tm = L.values.back();
-    static const char *const kWriters[] = {"ScatterUpdate", "ScatterAdd", "ScatterUpdate", "InplaceUpdate"};
+    static const char *const kWriters[] = {"ScatterUpdate", "ScatterAdd", "ScatterUpdate",
+                                           "InplaceUpdate"};
     unsigned v = variant % 4;
     AttrMap attrs;
     if (v == 3)
@@ -1682,7 +1684,8 @@ private:
     // new in the body and only its NetOutput reads it there, so the data
     // edge from the call orders the copy before the writer: no control edge
     // from the call (which would order the whole body, the sibling included).
-    static const char *const kWriters[] = {"ScatterUpdate", "ScatterAdd", "ScatterNdUpdate", "InplaceUpdate"};
+    static const char *const kWriters[] = {"ScatterUpdate", "ScatterAdd", "ScatterNdUpdate",
+                                           "InplaceUpdate"};
     unsigned v = s.variant / 64 % 4;
     AttrMap attrs;
     if (v == 3)

@@ -233,7 +233,9 @@ void rangeKernel(KernelContext &k) {
 /// GE's one-input Reshape of version-1 graphs (no shape operand, no
 /// `shape` attribute) is not ONNX's: it keeps the placeholder meaning, a view
 /// of input 0 under its port description (OpInfo::numericForm).
-bool onnxReshape(const Node &n) { return !(n.inputs.size() == 1 && !n.attr("shape")); }
+bool onnxReshape(const Node &n) {
+  return !(n.inputs.size() == 1 && !n.attr("shape"));
+}
 
 bool planReshape(InferContext &ctx, NoParams *) {
   const bool attrForm = ctx.numInputs() == 1 && ctx.node.attr("shape"); // opset 1-4

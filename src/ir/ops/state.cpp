@@ -13,7 +13,9 @@ namespace {
 constexpr PortAlias kOut0RefIn0[] = {{0, 0}};
 
 /// GE's Assign family is numeric in its two-input form (ref, value).
-bool twoInputs(const Node &n) { return n.inputs.size() == 2; }
+bool twoInputs(const Node &n) {
+  return n.inputs.size() == 2;
+}
 
 bool inferAssign(InferContext &ctx) {
   if (ctx.numInputs() != 2 || !ctx.has(0) || !ctx.has(1))
