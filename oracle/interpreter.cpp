@@ -234,18 +234,10 @@ struct Interpreter::Impl {
   /// when inference fails (the verifier reported that already).
   std::vector<TensorType> kernelOutputTypes(GraphId g, const Node &n, const StepExec &e) const {
     std::vector<std::optional<TensorType>> ins;
-    std::vector<const Tensor *> consts;
-    for (size_t i = 0; i < n.inputs.size(); ++i) {
+    for (size_t i = 0; i < n.inputs.size(); ++i)
       ins.push_back(e.inputs[i] == kNoPort ? std::nullopt
                                            : std::optional<TensorType>(plan.portType(e.inputs[i])));
-      const Tensor *c = nullptr;
-      if (n.inputs[i]) {
-        const Node &p = m.graph(g).node(n.inputs[i]->node);
-        if (opKind(p) == OpKind::Weight)
-          c = attrTensor(p, "value");
-      }
-      consts.push_back(c);
-    }
+    std::vector<const Tensor *> consts = constantInputs(m.graph(g), n);
     std::string error;
     std::vector<TensorType> outs;
     if (auto t = inferNodeTypes(n, ins, consts, error))

@@ -39,6 +39,17 @@ std::optional<TensorType> describedPortType(const Node &n, uint32_t out) {
   return t;
 }
 
+std::vector<const Tensor *> constantInputs(const Graph &g, const Node &n) {
+  std::vector<const Tensor *> consts;
+  for (const auto &src : n.inputs) {
+    const Tensor *c = nullptr;
+    if (src && opKind(g.node(src->node)) == OpKind::Weight)
+      c = attrTensor(g.node(src->node), "value");
+    consts.push_back(c);
+  }
+  return consts;
+}
+
 namespace {
 
 class Inference {
@@ -160,20 +171,10 @@ private:
   std::vector<TensorType> inferNumeric(GraphId g, const Node &n,
                                        const std::vector<std::optional<TensorType>> &ins,
                                        const OpInfo &op) {
-    const Graph &graph = m_.graph(g);
-    std::vector<const Tensor *> consts;
+    std::vector<const Tensor *> consts = constantInputs(m_.graph(g), n);
     bool missing = false;
-    for (size_t i = 0; i < n.inputs.size(); ++i) {
-      const Tensor *c = nullptr;
-      if (const auto &src = n.inputs[i]) {
-        const Node &p = graph.node(src->node);
-        if (opKind(p) == OpKind::Weight)
-          c = attrTensor(p, "value");
-        if (!ins[i])
-          missing = true;
-      }
-      consts.push_back(c);
-    }
+    for (size_t i = 0; i < n.inputs.size(); ++i)
+      missing = missing || (n.inputs[i] && !ins[i]);
     std::vector<TensorType> outs;
     if (missing) // an input's own inference failed and was reported there
       return outs;

@@ -36,6 +36,10 @@ public:
 /// consistent subgraph indices, acyclic).
 ModuleTypes inferModuleTypes(const Module &m, Diagnostics &diags);
 
+/// Per input slot of `n` (in graph `g`), the value of the `Const` that feeds
+/// it, or nullptr (what an op's inference reads for its shape operands).
+std::vector<const Tensor *> constantInputs(const Graph &g, const Node &n);
+
 /// The port description written on a node (`outK.dtype`, `outK.shape`), if
 /// any part of it is given; missing parts default (f32, [4]).
 std::optional<TensorType> describedPortType(const Node &n, uint32_t out);
