@@ -4,6 +4,8 @@
 // Budgets (Z3, interpreter steps) give `inconclusive`, never `sound`.
 #include "oracle/check.h"
 
+#include <cmath>
+
 #include "ir/op_library.h"
 #include "ir/parser.h"
 #include "ir/verifier.h"
@@ -197,7 +199,9 @@ std::string elementText(DType t, const uint8_t *p) {
 
 /// Does `y` refine `x` (tensor-semantics.md §7)? Element by element of the
 /// original's dtype: equal bit for bit, or both NaN, or the original's
-/// element indeterminate. Records the first differing elements in `detail`.
+/// element indeterminate, or (under the `approx` contract, when the view
+/// carries tolerances) within the element's derived bound. Records the first
+/// differing elements in `detail`.
 bool refinesLocation(const Bytes &x, const Bytes &y, const ElementView *view, std::string &detail) {
   if (x.size() != y.size() || !view)
     return x == y;
@@ -215,11 +219,19 @@ bool refinesLocation(const Bytes &x, const Bytes &y, const ElementView *view, st
                                             [](uint8_t u) { return u != 0; });
     if (undef || elementsEqual(t, a, b))
       continue;
+    double bound = i < view->tolerance.size() ? view->tolerance[i] : 0;
+    double distance = bound > 0 ? std::fabs(loadDouble(t, a) - loadDouble(t, b)) : 0;
+    if (bound > 0 && (std::isinf(bound) || distance <= bound))
+      continue;
     same = false;
-    if (shown++ < 4)
+    if (shown++ < 4) {
       detail += fmt::format("{}element {}: expected {}, got {}", detail.empty() ? "" : "; ",
                             elementIndex(static_cast<int64_t>(i), view->shape), elementText(t, a),
                             elementText(t, b));
+      if (bound > 0)
+        detail +=
+            fmt::format(" (distance {:.6g} exceeds the approx bound {:.6g})", distance, bound);
+    }
   }
   if (shown > 4)
     detail += fmt::format("; {} more", shown - 4);
@@ -459,6 +471,8 @@ bool validateOriginal(OriginalState &o, const Module &m, const CheckOptions &opt
     r.violations = std::move(races.races);
     return false;
   }
+  // The approx contract's bounds come from the original's shadow evaluation.
+  a.interp->setShadow(opts.contract == NumericContract::Approx);
   // Every arithmetic variant, each on every state (in that order: the
   // experiments are indexed variant * states + state).
   for (unsigned i = 0; i < experimentCount(opts); ++i) {
@@ -754,6 +768,7 @@ std::vector<Violation> newLayoutConflicts(const Analysis &a, const Analysis &b) 
 
 CheckResult refine(const Module &original, const Module &optimized, const CheckOptions &opts) {
   CheckResult r;
+  r.contract = opts.contract;
   Permissions perms = parsePermissions(original.options);
   r.warnings = perms.warnings;
   OriginalState o;
@@ -958,6 +973,8 @@ std::vector<std::string> violationKindsOf(const CheckResult &r) {
 
 std::string formatResult(const CheckResult &r) {
   std::string out = fmt::format("verdict: {}\n", verdictName(r.verdict));
+  if (r.contract == NumericContract::Approx)
+    out += "contract: approx (values within the derived bound)\n";
   if (!r.reason.empty())
     out += "reason: " + r.reason + "\n";
   for (const std::string &w : r.warnings)

@@ -4,6 +4,7 @@
 // experiments on N seeded initial states. Never throws.
 #pragma once
 
+#include "ir/contract.h"
 #include "ir/graph.h"
 
 #include <cstdint>
@@ -57,6 +58,10 @@ struct CheckOptions {
   unsigned arithmetics = 1;
   /// How locations in the optimized graph name it (Violation::location).
   std::string optimizedName = "optimized";
+  /// The contract of the transformation under check (tensor-semantics.md
+  /// §7): Approx accepts an element within the bound derived from the
+  /// original's shadow evaluation (oracle/magnitude.h); Exact, bit for bit.
+  NumericContract contract = NumericContract::Exact;
 };
 
 struct CheckResult {
@@ -66,6 +71,7 @@ struct CheckResult {
   std::string replay; ///< one-line replay command (filled by callers that know file names)
   std::vector<std::string> warnings; ///< e.g. a malformed option that grants nothing
   unsigned z3Queries = 0;            ///< solver calls made (0 without Z3)
+  NumericContract contract = NumericContract::Exact; ///< the contract the values were judged by
 };
 
 /// Is this graph valid as an original (well-formed, acyclic, race-free, runs

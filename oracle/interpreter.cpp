@@ -7,6 +7,7 @@
 
 #include "ir/op_library.h"
 #include "oracle/fill.h"
+#include "oracle/magnitude.h"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -123,6 +124,15 @@ struct Interpreter::Impl {
   uint64_t runSeed = 0;                          ///< keys the random ops' streams (§6)
   std::vector<std::vector<uint64_t>> executions; ///< per domain and step, this run
   std::map<int64_t, Bytes> inputOverrides;       ///< `graphvet run --input`
+  /// The `approx` contract's shadow evaluation (magnitude.h), per buffer:
+  /// set when a numeric op wrote the buffer last; empty means the bytes are
+  /// exact (a filled value, a literal, a placeholder or copied byte).
+  bool shadowOn = false;
+  struct BufferShadow {
+    Magnitude s;
+    DType dtype = DType::U8;
+  };
+  std::vector<std::optional<BufferShadow>> shadows;
 
   Impl(const Module &mod, const MemoryPlan &p, const InlinedModule &i)
       : m(mod), plan(p), inl(i), domainRuns(i.domains.size(), 0) {
@@ -277,6 +287,8 @@ struct Interpreter::Impl {
           fmt::format("{} writes {}, but no Variable node declares it", who, info(b).label));
     if (info(b).kind == BufferKind::Weight)
       weightWrites.push_back({who, info(b).label});
+    if (b < shadows.size())
+      shadows[b].reset();
     return data(b);
   }
 
@@ -285,6 +297,8 @@ struct Interpreter::Impl {
   void fillBuffer(BufferId b, uint64_t seed) {
     const BufferInfo &bi = info(b);
     clearUndef(b);
+    if (b < shadows.size())
+      shadows[b].reset();
     if (bi.literal) { // a Const holds its value
       std::copy(bi.literal->bytes().begin(), bi.literal->bytes().end(), data(b));
       return;
@@ -330,6 +344,7 @@ struct Interpreter::Impl {
       return;
     std::fill(mem.begin(), mem.end(), 0);
     undefMem.clear();
+    shadows.assign(shadowOn ? plan.buffers().size() : 0, std::nullopt);
     for (int k = 0; k < 4; ++k) // every kind but Fresh
       for (BufferId b : byKind[k])
         fillBuffer(b, seed);
@@ -352,7 +367,22 @@ struct Interpreter::Impl {
     v.shape = info(b).type.shape;
     if (anyUndefIn(b))
       v.undef.assign(undefMem.data() + offset[b], undefMem.data() + offset[b] + info(b).size);
+    setTolerance(v, b);
     return v;
+  }
+
+  /// The allowed distances of buffer b's elements seen as v's dtype.
+  void setTolerance(ElementView &v, BufferId b) {
+    v.tolerance.clear();
+    if (!shadowOn || b >= shadows.size() || !shadows[b] || shadows[b]->dtype != v.dtype)
+      return;
+    const Magnitude &s = shadows[b]->s;
+    uint32_t w = dtypeBytes(v.dtype);
+    if (w == 0 || s.m.size() != info(b).size / w)
+      return;
+    v.tolerance.resize(s.m.size());
+    for (size_t i = 0; i < s.m.size(); ++i)
+      v.tolerance[i] = allowedDistance(s, i, v.dtype);
   }
 
   Observation observe() {
@@ -371,9 +401,11 @@ struct Interpreter::Impl {
       if (plan.portType(p).byteSize() == info(b).size) {
         v.dtype = plan.portType(p).dtype;
         v.shape = plan.portType(p).shape;
+        setTolerance(v, b);
       } else {
         v.dtype = DType::U8;
         v.shape = {static_cast<int64_t>(info(b).size)};
+        v.tolerance.clear();
       }
       o.outputViews.push_back(std::move(v));
     }
@@ -387,8 +419,15 @@ struct Interpreter::Impl {
       o.inputs.push_back({info(b).inputIndex, bytesOf(b)});
     for (BufferId b : byKind[static_cast<int>(BufferKind::CallerMemory)])
       o.callerMemory.push_back({info(b).key, bytesOf(b)});
-    for (BufferId b : byKind[static_cast<int>(BufferKind::Weight)])
-      o.weights.push_back({info(b).key, bytesOf(b)});
+    // A Const's literal is its own: a pass may fold a weight into another
+    // value under the same name. What the caller observes is whether the
+    // weight still holds its value, so an intact literal reads as no bytes.
+    for (BufferId b : byKind[static_cast<int>(BufferKind::Weight)]) {
+      const BufferInfo &bi = info(b);
+      bool intact = bi.literal && bi.literal->bytes().size() == bi.size &&
+                    std::equal(bi.literal->bytes().begin(), bi.literal->bytes().end(), data(b));
+      o.weights.push_back({bi.key, intact ? Bytes{} : bytesOf(b)});
+    }
     return o;
   }
 
@@ -477,6 +516,8 @@ struct Interpreter::Impl {
         uint32_t n = slots.empty() ? 0 : std::min(info(b).size, slots[0].size);
         if (n > 0) // (slots[0] does not exist for an Identity without inputs)
           std::copy_n(scratch.data() + slots[0].offset, n, dst);
+        if (b < shadows.size() && n == info(b).size && e.inputs[0] != kNoPort)
+          shadows[b] = shadows[bufferOf(e.inputs[0])];
         std::fill(dst + n, dst + info(b).size, 0);
         if (undefInUse()) {
           std::copy_n(scratchUndef.data() + slots[0].offset, n, undefMem.data() + offset[b]);
@@ -548,6 +589,22 @@ struct Interpreter::Impl {
       stream.emplace(runSeed, st.name, execution);
     KernelContext ctx{*e.node, ptrs, outs, stream ? &*stream : nullptr};
     e.numeric->kernel(ctx);
+    std::vector<Magnitude> outShadows;
+    if (shadowOn) {
+      std::vector<const Magnitude *> inShadows(e.inputs.size(), nullptr);
+      for (size_t i = 0; i < e.inputs.size(); ++i) {
+        if (!ptrs[i])
+          continue;
+        BufferId src = bufferOf(e.inputs[i]);
+        if (src >= shadows.size())
+          continue;
+        const std::optional<BufferShadow> &bs = shadows[src];
+        if (bs && bs->dtype == ins[i].dtype() &&
+            static_cast<int64_t>(bs->s.m.size()) == ins[i].size())
+          inShadows[i] = &bs->s;
+      }
+      outShadows = propagateMagnitudes(*e.node, *e.numeric, ptrs, inShadows, outs);
+    }
     for (uint32_t k = 0; k < e.outputs.size(); ++k) {
       PortId p = e.outputs[k];
       if (p == kNoPort)
@@ -562,6 +619,9 @@ struct Interpreter::Impl {
       std::copy_n(src.data(), n, dst);
       std::fill(dst + n, dst + info(b).size, 0);
       clearUndef(b);
+      if (k < outShadows.size() && outShadows[k].unit != 0 && b < shadows.size() &&
+          n == static_cast<uint32_t>(src.size()))
+        shadows[b] = BufferShadow{std::move(outShadows[k]), outs[k].dtype()};
       if (outs[k].anyUndef()) {
         uint32_t width = dtypeBytes(outs[k].dtype());
         for (int64_t i = 0; i < outs[k].size(); ++i)
@@ -641,6 +701,7 @@ struct Interpreter::Impl {
     if (st.subdomains.size() != 2)
       throw InterpreterFault(fmt::format("{} needs a cond and a body subgraph", st.name));
     std::vector<Bytes> results, resultUndef;
+    std::vector<std::optional<BufferShadow>> resultShadow;
     for (uint64_t iter = 0;; ++iter) {
       runDomain(st.subdomains[0], orders);
       if (firstByte(e.condResult) % 2 == 0 || iter >= e.maxIterations)
@@ -649,9 +710,12 @@ struct Interpreter::Impl {
       // Write back every body result into its loop variable (read all, then write).
       results.clear();
       resultUndef.clear();
+      resultShadow.clear();
       for (auto [j, p] : e.bodyResults) {
         results.push_back(p == kNoPort ? Bytes{} : bytesOf(bufferOf(p)));
         resultUndef.push_back(p == kNoPort ? Bytes{} : viewOf(bufferOf(p)).undef);
+        resultShadow.push_back(p != kNoPort && bufferOf(p) < shadows.size() ? shadows[bufferOf(p)]
+                                                                            : std::nullopt);
       }
       for (size_t r = 0; r < e.bodyResults.size(); ++r) {
         auto [j, p] = e.bodyResults[r];
@@ -665,6 +729,8 @@ struct Interpreter::Impl {
         std::copy_n(results[r].data(), n, d);
         std::fill(d + n, d + info(dst).size, 0);
         clearUndef(dst);
+        if (dst < shadows.size() && n == info(dst).size)
+          shadows[dst] = resultShadow[r];
         for (uint32_t i = 0; i < n && i < resultUndef[r].size(); ++i)
           if (resultUndef[r][i])
             setUndefBytes(dst, i, 1, true);
@@ -730,6 +796,11 @@ bool ElementView::anyUndef() const {
 
 void Interpreter::setArithmetic(uint64_t variant) {
   impl_->arithmetic = variant;
+}
+
+void Interpreter::setShadow(bool on) {
+  impl_->shadowOn = on;
+  impl_->shadows.clear();
 }
 
 const std::vector<uint64_t> &Interpreter::domainRuns() const {

@@ -28,6 +28,9 @@ struct ElementView {
   DType dtype = DType::U8;
   Shape shape; ///< for naming elements in reports; empty when unknown
   Bytes undef; ///< one flag per byte (1 = indeterminate); empty when all are determinate
+  /// Under the `approx` contract (Interpreter::setShadow), the distance each
+  /// element may move in a refinement (magnitude.h); empty: bit for bit.
+  std::vector<double> tolerance;
   bool anyUndef() const;
 };
 
@@ -116,6 +119,10 @@ public:
   /// deterministic mix of inputs, op type and output index): variant v keys
   /// the op type's hash by v. 0, the default, is the documented mix.
   void setArithmetic(uint64_t variant);
+  /// Turns the shadow evaluation of the `approx` contract on or off (off by
+  /// default): observations then carry each element's allowed distance
+  /// (ElementView::tolerance), derived from the magnitudes behind it.
+  void setShadow(bool on);
   /// Replaces the seeded content of user input `index` in every later fill
   /// (`graphvet run --input`); the bytes are cut or zero-padded to the
   /// buffer's size. False when the module has no such input.

@@ -77,19 +77,18 @@ void writeOptionOverrides(Module &m, const PipelineOptions &opts) {
   }
 }
 
-PipelineResult runPipeline(Module &m, const PipelineOptions &opts) {
-  PipelineResult result;
+std::vector<const PassInfo *> assemblePipeline(const PipelineOptions &opts, Diagnostics &errors) {
+  size_t before = errors.size();
   if (opts.optLevel > kMaxOptLevel)
-    result.diagnostics.push_back(error("optimization level " + std::to_string(opts.optLevel) +
-                                       " is out of range (0.." + std::to_string(kMaxOptLevel) +
-                                       ")"));
+    errors.push_back(error("optimization level " + std::to_string(opts.optLevel) +
+                           " is out of range (0.." + std::to_string(kMaxOptLevel) + ")"));
   std::vector<const PassInfo *> pipeline;
   if (opts.passes) {
     for (const std::string &name : *opts.passes) {
       if (const PassInfo *p = findPass(name))
         pipeline.push_back(p);
       else
-        result.diagnostics.push_back(
+        errors.push_back(
             error("unknown pass '" + name + "' (known passes: " + knownPasses() + ")"));
     }
   } else {
@@ -99,14 +98,30 @@ PipelineResult runPipeline(Module &m, const PipelineOptions &opts) {
   }
   for (const std::string &name : opts.disabled) {
     if (!findPass(name)) {
-      result.diagnostics.push_back(error("unknown pass '" + name +
-                                         "' in --disable-pass (known "
-                                         "passes: " +
-                                         knownPasses() + ")"));
+      errors.push_back(error("unknown pass '" + name +
+                             "' in --disable-pass (known "
+                             "passes: " +
+                             knownPasses() + ")"));
       continue;
     }
     std::erase_if(pipeline, [&](const PassInfo *p) { return p->name == name; });
   }
+  if (errors.size() != before)
+    pipeline.clear();
+  return pipeline;
+}
+
+NumericContract pipelineContract(const PipelineOptions &opts) {
+  Diagnostics ignored;
+  for (const PassInfo *p : assemblePipeline(opts, ignored))
+    if (p->contract == NumericContract::Approx)
+      return NumericContract::Approx;
+  return NumericContract::Exact;
+}
+
+PipelineResult runPipeline(Module &m, const PipelineOptions &opts) {
+  PipelineResult result;
+  std::vector<const PassInfo *> pipeline = assemblePipeline(opts, result.diagnostics);
   if (!result.diagnostics.empty()) {
     result.ok = false;
     return result;

@@ -3,6 +3,7 @@
 // --disable-pass, option overrides, and the verifier after every pass.
 #pragma once
 
+#include "ir/contract.h"
 #include "ir/diagnostic.h"
 #include "ir/graph.h"
 #include "passes/remark.h"
@@ -52,6 +53,9 @@ struct PassInfo {
   std::string_view summary;
   unsigned minLevel; ///< runs at -O<minLevel> and above
   PassRunFn run;
+  /// What `graphvet check` demands of the pass's results (tensor-semantics.md
+  /// §7): bit-exact, or within the derived bound of oracle/magnitude.h.
+  NumericContract contract = NumericContract::Exact;
 };
 
 inline constexpr unsigned kMaxOptLevel = 3;
@@ -60,6 +64,14 @@ inline constexpr unsigned kMaxOptLevel = 3;
 std::span<const PassInfo> allPasses();
 /// The row for `name`, or nullptr.
 const PassInfo *findPass(std::string_view name);
+
+/// The passes `opts` selects, in pipeline order; unknown names and an
+/// out-of-range level go to `errors` (the pipeline is then empty).
+std::vector<const PassInfo *> assemblePipeline(const PipelineOptions &opts, Diagnostics &errors);
+
+/// The contract a check of the pipeline applies: `approx` when any selected
+/// pass declares it, `exact` otherwise.
+NumericContract pipelineContract(const PipelineOptions &opts);
 
 /// Writes the option overrides into `m.options`, as runPipeline does on the
 /// module it optimizes. A checker applies them to the original too: the

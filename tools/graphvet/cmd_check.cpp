@@ -30,6 +30,7 @@ struct CheckCmdOptions {
   unsigned z3TimeoutMs = 2000;
   bool noZ3 = false;
   bool json = false;
+  std::string contract; ///< "exact" / "approx"; empty: from the passes (--pair: exact)
 };
 
 int exitFor(oracle::Verdict v) {
@@ -76,6 +77,7 @@ nlohmann::ordered_json resultJson(const oracle::CheckResult &r, const std::strin
   j["reason"] = r.reason;
   j["replay"] = r.replay;
   j["warnings"] = r.warnings;
+  j["contract"] = std::string(contractName(r.contract));
   return j;
 }
 
@@ -103,6 +105,8 @@ oracle::CheckOptions checkOptions(const CheckCmdOptions &opts) {
   co.arithmetics = opts.arithmetics;
   co.z3TimeoutMs = opts.z3TimeoutMs;
   co.useZ3 = !opts.noZ3;
+  if (auto c = parseContract(opts.contract))
+    co.contract = *c;
   return co;
 }
 
@@ -117,6 +121,8 @@ std::string checkReplayFlags(const CheckCmdOptions &opts) {
     out += " --z3-timeout " + std::to_string(opts.z3TimeoutMs);
   if (opts.noZ3)
     out += " --no-z3";
+  if (!opts.contract.empty())
+    out += " --contract " + opts.contract;
   return out;
 }
 
@@ -167,7 +173,10 @@ int checkFiles(const CheckCmdOptions &opts) {
     }
     // A pass that broke the verifier still yields a module: the oracle
     // reports it as `invalid-output` (or `cycle`).
-    oracle::CheckResult r = oracle::checkRefinement(*original, optimized, checkOptions(opts));
+    oracle::CheckOptions co = checkOptions(opts);
+    if (opts.contract.empty())
+      co.contract = pipelineContract(pipeline);
+    oracle::CheckResult r = oracle::checkRefinement(*original, optimized, co);
     props::checkReservedNodesKept(*original, optimized, r);
     r.replay = oracle::replayPassesCommand(file, opts.pipeline.passes.value_or(""), opts.seed,
                                            opts.arithmetics) +
@@ -214,6 +223,11 @@ void registerCheck(CLI::App &app, CommandContext &ctx) {
   addIntOption(sub, "--z3-timeout", opts->z3TimeoutMs, 1, kMaxZ3TimeoutMs,
                "total Z3 budget per check, in ms");
   sub->add_flag("--no-z3", opts->noZ3, "decide races by reachability only (no proof)");
+  sub->add_option("--contract", opts->contract,
+                  "numeric contract the values are judged by: exact (bit for bit, NaNs equal) "
+                  "or approx (within a bound derived from the magnitudes behind each element); "
+                  "default: approx when a selected pass declares it, else exact")
+      ->check(CLI::IsMember({"exact", "approx"}));
   sub->add_flag(
       "--json", opts->json,
       "one JSON object per checked graph on stdout (with the pipeline's decision counts)");

@@ -198,10 +198,11 @@ int runOpt(const OptOptions &opts) {
 }
 
 std::string passTable() {
-  std::string out = "Passes (in pipeline order; -O<level> runs those with level <= it):\n";
+  std::string out = "Passes (in pipeline order; -O<level> runs those with level <= it; the "
+                    "numeric contract graphvet check holds each to):\n";
   for (const PassInfo &p : allPasses())
-    out += "  " + std::string(p.name) + "  [O" + std::to_string(p.minLevel) + "]  " +
-           std::string(p.summary) + "\n";
+    out += "  " + std::string(p.name) + "  [O" + std::to_string(p.minLevel) + ", " +
+           std::string(contractName(p.contract)) + "]  " + std::string(p.summary) + "\n";
   return out;
 }
 

@@ -1,16 +1,21 @@
 // graphvet run: executes a graph in the reference interpreter under a
 // schedule (reference topological order, seeded random, or an explicit node
 // list) and prints both runs of the experiment: outputs, variables and user
-// inputs as typed values (`?` for an indeterminate element; hex in --json),
-// the alias relation and, with --plan, the memory plan. --input feeds user
-// inputs from raw files; --outputs-dir writes the outputs as raw files (the
-// ONNX conformance runner's interface).
+// inputs as typed tensors the way numpy prints them (a summary line, nested
+// rows, `...` past 1000 elements unless --full; `?` for an indeterminate
+// element), the alias relation and, with --plan, the memory plan. --input
+// feeds user inputs from .npy or raw files; --save writes the outputs as .npy;
+// --outputs-dir writes them raw (the ONNX conformance runner's interface).
+#include "ir/npy.h"
+#include "ir/op_library.h"
+#include "ir/types.h"
 #include "oracle/interpreter.h"
 #include "tools/graphvet/commands.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
@@ -28,35 +33,180 @@ struct RunCmdOptions {
   bool plan = false;
   bool json = false;
   bool full = false;
-  std::vector<std::string> inputs; ///< K=PATH
+  std::vector<std::string> inputs; ///< NAME=PATH or K=PATH
   std::string outputsDir;
+  std::string saveDir;
 };
 
-/// Elements printed per location unless --full.
-constexpr int64_t kShownElements = 32;
+/// Past this many elements a tensor is summarized (numpy's threshold)...
+constexpr int64_t kSummarizeAbove = 1000;
+/// ...to this many leading and trailing entries per dimension (edgeitems).
+constexpr int64_t kEdgeItems = 3;
+/// Rows of elements are wrapped past this width.
+constexpr size_t kLineWidth = 100;
 
-/// `f32[2, 2] {1, 2.5, ?, nan}`: the location's elements in its dtype.
+/// One location's elements as typed values, with their indeterminate flags.
+struct Elements {
+  const oracle::Bytes &bytes;
+  const oracle::ElementView &view;
+  uint32_t width;
+  int64_t count;
+
+  Elements(const oracle::Bytes &b, const oracle::ElementView &v)
+      : bytes(b), view(v), width(std::max<uint32_t>(dtypeBytes(v.dtype), 1)),
+        count(static_cast<int64_t>(b.size() / width)) {}
+  bool undef(int64_t i) const {
+    return !view.undef.empty() &&
+           std::any_of(view.undef.begin() + i * width, view.undef.begin() + (i + 1) * width,
+                       [](uint8_t u) { return u != 0; });
+  }
+  const uint8_t *at(int64_t i) const { return bytes.data() + i * width; }
+  std::string text(int64_t i) const {
+    if (undef(i))
+      return "?";
+    auto t = formatElement(view.dtype, at(i));
+    return t ? *t : std::string("nan");
+  }
+  /// The shape the elements are printed in: the view's when it covers them.
+  Shape shape() const {
+    TensorType t{view.dtype, view.shape};
+    std::optional<int64_t> n = t.checkedElements();
+    if (!view.shape.empty() && n && *n == count)
+      return view.shape;
+    return view.shape.empty() && count == 1 ? Shape{} : Shape{count};
+  }
+};
+
+/// `min -1.5  max 3  mean 0.75`, over determinate elements that are not NaN,
+/// then the counts of NaN and indeterminate elements when there are any
+/// (bool: how many are true).
+std::string summaryText(const Elements &e) {
+  if (e.count == 0)
+    return "empty";
+  int64_t nans = 0, undefs = 0, trues = 0, counted = 0, lo = -1, hi = -1;
+  double sum = 0;
+  for (int64_t i = 0; i < e.count; ++i) {
+    if (e.undef(i)) {
+      ++undefs;
+      continue;
+    }
+    double v = loadDouble(e.view.dtype, e.at(i));
+    if (std::isnan(v)) {
+      ++nans;
+      continue;
+    }
+    trues += v != 0;
+    if (lo < 0 || v < loadDouble(e.view.dtype, e.at(lo)))
+      lo = i;
+    if (hi < 0 || v > loadDouble(e.view.dtype, e.at(hi)))
+      hi = i;
+    sum += v;
+    ++counted;
+  }
+  std::string out;
+  if (e.view.dtype == DType::Bool) {
+    out = fmt::format("{} of {} true", trues, counted);
+  } else if (counted > 0) {
+    double mean = sum / static_cast<double>(counted);
+    out = fmt::format("min {}  max {}  mean {}", e.text(lo), e.text(hi),
+                      std::isnan(mean) ? std::string("nan") : fmt::format("{:.6g}", mean));
+  }
+  if (nans > 0)
+    out += fmt::format("{}nan {}", out.empty() ? "" : "  ", nans);
+  if (undefs > 0)
+    out += fmt::format("{}indeterminate {}", out.empty() ? "" : "  ", undefs);
+  return out;
+}
+
+/// numpy's nested-bracket layout: rows of the last dimension, blank lines
+/// between higher-dimensional blocks, `...` for the middle of a dimension
+/// when the tensor is summarized.
+void nestedText(const Elements &e, const Shape &shape, size_t dim, int64_t offset, bool summarize,
+                const std::string &indent, std::string &out) {
+  if (dim == shape.size()) {
+    out += e.text(offset);
+    return;
+  }
+  int64_t n = shape[dim], stride = 1;
+  for (size_t d = dim + 1; d < shape.size(); ++d)
+    stride *= shape[d];
+  out += '[';
+  std::string inner = indent + std::string(dim + 1, ' ');
+  bool last = dim + 1 == shape.size();
+  size_t lineStart = out.rfind('\n') == std::string::npos ? 0 : out.rfind('\n') + 1;
+  for (int64_t i = 0; i < n; ++i) {
+    if (summarize && n > 2 * kEdgeItems && i == kEdgeItems) {
+      out += last ? "..., " : "...,\n" + std::string(shape.size() - dim - 2, '\n') + inner;
+      i = n - kEdgeItems;
+    }
+    nestedText(e, shape, dim + 1, offset + i * stride, summarize, indent, out);
+    if (i + 1 == n)
+      break;
+    if (last) {
+      out += ", ";
+      if (out.size() - lineStart > kLineWidth) {
+        out.back() = '\n';
+        out += inner;
+        lineStart = out.size() - inner.size();
+      }
+    } else {
+      out += ",\n" + std::string(shape.size() - dim - 2, '\n') + inner;
+    }
+  }
+  out += ']';
+}
+
+/// `f32[2, 2]  min 1  max 4  mean 2.5` and, indented below, the values.
 std::string valuesText(const oracle::Bytes &bytes, const oracle::ElementView &view, bool full) {
-  uint32_t w = dtypeBytes(view.dtype);
   if (view.dtype == DType::U8 && view.shape.empty())
     return oracle::toHex(bytes);
-  int64_t n = static_cast<int64_t>(bytes.size() / w);
-  std::string out = TensorType{view.dtype, view.shape}.str() + " {";
-  for (int64_t i = 0; i < n; ++i) {
-    if (!full && i == kShownElements) {
-      out += fmt::format(", ... {} more", n - i);
-      break;
-    }
-    if (i)
-      out += ", ";
-    const uint8_t *p = bytes.data() + i * w;
-    bool undef = !view.undef.empty() &&
-                 std::any_of(view.undef.begin() + i * w, view.undef.begin() + (i + 1) * w,
-                             [](uint8_t u) { return u != 0; });
-    auto text = formatElement(view.dtype, p);
-    out += undef ? std::string("?") : text ? *text : std::string("nan");
+  Elements e(bytes, view);
+  std::string out = TensorType{view.dtype, view.shape}.str() + "  " + summaryText(e) + "\n    ";
+  nestedText(e, e.shape(), 0, 0, !full && e.count > kSummarizeAbove, "    ", out);
+  return out;
+}
+
+/// The elements as JSON: numbers, "nan"/"inf"/"-inf" for floats without a
+/// JSON number, null for an indeterminate element; nested like the shape.
+nlohmann::ordered_json valuesJson(const Elements &e, const Shape &shape, size_t dim,
+                                  int64_t offset) {
+  if (dim == shape.size()) {
+    if (e.undef(offset))
+      return nullptr;
+    double v = loadDouble(e.view.dtype, e.at(offset));
+    if (e.view.dtype == DType::Bool)
+      return v != 0;
+    if (!isFloat(e.view.dtype))
+      return isSignedInteger(e.view.dtype)
+                 ? nlohmann::ordered_json(loadInt(e.view.dtype, e.at(offset)))
+                 : nlohmann::ordered_json(static_cast<uint64_t>(v));
+    if (std::isnan(v))
+      return "nan";
+    if (std::isinf(v))
+      return v > 0 ? "inf" : "-inf";
+    return v;
   }
-  return out + "}";
+  int64_t stride = 1;
+  for (size_t d = dim + 1; d < shape.size(); ++d)
+    stride *= shape[d];
+  nlohmann::ordered_json arr = nlohmann::ordered_json::array();
+  for (int64_t i = 0; i < shape[dim]; ++i)
+    arr.push_back(valuesJson(e, shape, dim + 1, offset + i * stride));
+  return arr;
+}
+
+/// dtype, shape, summary and (up to the summarizing threshold, or with
+/// --full) the values of one location.
+void addTensorJson(nlohmann::ordered_json &j, const oracle::Bytes &bytes,
+                   const oracle::ElementView *view, bool full) {
+  if (!view)
+    return;
+  Elements e(bytes, *view);
+  j["dtype"] = std::string(dtypeName(view->dtype));
+  j["shape"] = e.shape();
+  j["summary"] = summaryText(e);
+  if (full || e.count <= kSummarizeAbove)
+    j["values"] = valuesJson(e, e.shape(), 0, 0);
 }
 
 const oracle::ElementView *viewFor(const oracle::Observation &o, const std::string &label) {
@@ -84,12 +234,15 @@ oracle::ScheduleRequest parseSchedule(const std::string &text, uint64_t seed) {
   return req;
 }
 
-nlohmann::ordered_json observationJson(const oracle::Observation &o) {
+nlohmann::ordered_json observationJson(const oracle::Observation &o, bool full) {
   nlohmann::ordered_json j;
   j["outputs"] = nlohmann::ordered_json::array();
-  for (size_t k = 0; k < o.outputs.size(); ++k)
-    j["outputs"].push_back(
-        {{"index", k}, {"buffer", o.outputBuffers[k]}, {"hex", oracle::toHex(o.outputs[k])}});
+  for (size_t k = 0; k < o.outputs.size(); ++k) {
+    nlohmann::ordered_json out = {
+        {"index", k}, {"buffer", o.outputBuffers[k]}, {"hex", oracle::toHex(o.outputs[k])}};
+    addTensorJson(out, o.outputs[k], k < o.outputViews.size() ? &o.outputViews[k] : nullptr, full);
+    j["outputs"].push_back(std::move(out));
+  }
   j["variables"] = nlohmann::ordered_json::object();
   for (const auto &[name, bytes] : o.variables)
     j["variables"][name] = oracle::toHex(bytes);
@@ -120,32 +273,113 @@ std::string observationText(const oracle::Observation &o, bool full) {
   return out;
 }
 
-/// Reads `K=PATH` user input files.
-bool readInputs(const std::vector<std::string> &specs, std::map<int64_t, oracle::Bytes> &out,
-                std::string &error) {
+/// The root graph's user inputs: index, node name and type.
+struct UserInput {
+  int64_t index;
+  std::string name;
+  TensorType type;
+};
+
+std::vector<UserInput> userInputs(const Module &m) {
+  std::vector<UserInput> out;
+  Diagnostics ignored;
+  ModuleTypes types = inferModuleTypes(m, ignored);
+  const Graph &root = m.root();
+  for (NodeId id = 0; id < root.capacity(); ++id) {
+    const Node &n = root.node(id);
+    if (!n.alive || opKind(n) != OpKind::DataSource)
+      continue;
+    std::optional<int64_t> index = n.intAttr("index");
+    const TensorType *t = types.of(0, n.id, 0);
+    if (index && t)
+      out.push_back({*index, n.name, *t});
+  }
+  return out;
+}
+
+/// Reads `NAME=PATH` / `K=PATH` user input files: a .npy file must have the
+/// input's dtype and shape; any other file is raw little-endian bytes.
+bool readInputs(const Module &m, const std::vector<std::string> &specs,
+                std::map<int64_t, oracle::Bytes> &out, std::string &error) {
+  std::vector<UserInput> known = userInputs(m);
   for (const std::string &spec : specs) {
     size_t eq = spec.find('=');
-    int64_t index = -1;
-    if (eq != std::string::npos && eq > 0) {
-      try {
-        size_t used = 0;
-        index = std::stoll(spec.substr(0, eq), &used);
-        if (used != eq)
-          index = -1;
-      } catch (const std::exception &) {
-        index = -1;
-      }
-    }
-    if (index < 0) {
-      error = fmt::format("--input '{}': expected K=PATH with K a user input index", spec);
+    std::string key = eq == std::string::npos ? std::string() : spec.substr(0, eq);
+    const UserInput *input = nullptr;
+    for (const UserInput &u : known)
+      if (u.name == key ||
+          (!key.empty() && key.find_first_not_of("0123456789") == std::string::npos &&
+           key.size() < 19 && std::stoll(key) == u.index))
+        input = &u;
+    if (!input) {
+      std::string names;
+      for (const UserInput &u : known)
+        names += fmt::format("{}{} ({})", names.empty() ? "" : ", ", u.name, u.index);
+      error = fmt::format("graphvet run: error: --input '{}': expected NAME=PATH or K=PATH "
+                          "naming a user input "
+                          "(the graph's inputs: {})",
+                          spec, names.empty() ? "none" : names);
       return false;
     }
-    std::ifstream in(spec.substr(eq + 1), std::ios::binary);
+    std::string path = spec.substr(eq + 1);
+    std::ifstream in(path, std::ios::binary);
     if (!in) {
-      error = fmt::format("--input '{}': cannot read '{}'", spec, spec.substr(eq + 1));
+      error = fmt::format("graphvet run: error: --input '{}': cannot read '{}'", spec, path);
       return false;
     }
-    out[index] = oracle::Bytes((std::istreambuf_iterator<char>(in)), {});
+    std::string bytes((std::istreambuf_iterator<char>(in)), {});
+    if (path.ends_with(".npy")) {
+      std::string why;
+      std::optional<Tensor> t = parseNpy(bytes, why);
+      if (!t) {
+        error = fmt::format("{}: error: {}", path, why);
+        return false;
+      }
+      if (t->type() != input->type) {
+        error = fmt::format("{}: error: input {} ({}) is {}, the file holds {}", path, input->name,
+                            input->index, input->type.str(), t->type().str());
+        return false;
+      }
+      out[input->index] = oracle::Bytes(t->bytes().begin(), t->bytes().end());
+    } else {
+      out[input->index] = oracle::Bytes(bytes.begin(), bytes.end());
+    }
+  }
+  return true;
+}
+
+/// Writes run 1's graph outputs as .npy files (output_K.npy; indeterminate
+/// elements keep the interpreter's bytes and are counted in outputs.json).
+bool saveOutputs(const std::string &dir, const oracle::Observation &o, std::string &error) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  nlohmann::ordered_json j = nlohmann::ordered_json::array();
+  for (size_t k = 0; k < o.outputs.size(); ++k) {
+    const oracle::ElementView &v = o.outputViews[k];
+    Elements e(o.outputs[k], v);
+    Tensor t(TensorType{v.dtype, e.shape()},
+             std::vector<uint8_t>(o.outputs[k].begin(), o.outputs[k].end()));
+    std::string file = fmt::format("output_{}.npy", k);
+    std::ofstream f(std::filesystem::path(dir) / file, std::ios::binary);
+    f << formatNpy(t);
+    if (!f) {
+      error = fmt::format("cannot write '{}' into '{}'", file, dir);
+      return false;
+    }
+    int64_t undef = 0;
+    for (int64_t i = 0; i < e.count; ++i)
+      undef += e.undef(i);
+    j.push_back({{"index", k},
+                 {"file", file},
+                 {"dtype", dtypeName(v.dtype)},
+                 {"shape", e.shape()},
+                 {"indeterminate", undef}});
+  }
+  std::ofstream f(std::filesystem::path(dir) / "outputs.json");
+  f << j.dump(1) << "\n";
+  if (!f) {
+    error = fmt::format("cannot write the outputs into '{}'", dir);
+    return false;
   }
   return true;
 }
@@ -194,8 +428,8 @@ int runRun(const RunCmdOptions &opts) {
   ro.schedule = parseSchedule(opts.schedule, opts.seed);
   std::string shown = opts.file == "-" ? "<stdin>" : opts.file;
   std::string inputError;
-  if (!readInputs(opts.inputs, ro.inputs, inputError)) {
-    std::cerr << "graphvet run: error: " << inputError << "\n";
+  if (!readInputs(*m, opts.inputs, ro.inputs, inputError)) {
+    std::cerr << inputError << "\n";
     return kExitBadInput;
   }
   oracle::RunReport rep = oracle::runModule(*m, ro);
@@ -229,6 +463,13 @@ int runRun(const RunCmdOptions &opts) {
       return kExitBadInput;
     }
   }
+  if (!opts.saveDir.empty() && !r.run1.crashed && !r.run1.budgetExceeded) {
+    std::string error;
+    if (!saveOutputs(opts.saveDir, r.run1.observation, error)) {
+      std::cerr << "graphvet run: error: " << error << "\n";
+      return kExitBadInput;
+    }
+  }
 
   if (opts.json) {
     nlohmann::ordered_json j;
@@ -236,9 +477,9 @@ int runRun(const RunCmdOptions &opts) {
     j["seed"] = opts.seed;
     j["runs"] = nlohmann::ordered_json::array();
     if (!r.run1.crashed && !r.run1.budgetExceeded)
-      j["runs"].push_back(observationJson(r.run1.observation));
+      j["runs"].push_back(observationJson(r.run1.observation, opts.full));
     if (!r.crashed() && !r.budgetExceeded())
-      j["runs"].push_back(observationJson(r.run2.observation));
+      j["runs"].push_back(observationJson(r.run2.observation, opts.full));
     j["alias"] = nlohmann::ordered_json::array();
     for (const oracle::AliasPair &p : r.alias)
       j["alias"].push_back({{"output", p.output}, {"location", p.location}});
@@ -299,10 +540,17 @@ void registerRun(CLI::App &app, CommandContext &ctx) {
   sub->add_flag("--plan", opts->plan, "also print the memory plan (every output's buffer)");
   sub->add_flag("--json", opts->json, "machine-readable output");
   sub->add_flag("--full", opts->full,
-                fmt::format("print every element (default: the first {})", kShownElements));
+                fmt::format("print every element (default: tensors of more than {} elements "
+                            "show the first and last {} of each dimension; --json lists values "
+                            "up to that size)",
+                            kSummarizeAbove, kEdgeItems));
   sub->add_option("--input", opts->inputs,
-                  "K=PATH: user input K (root Data with index = K) takes the raw little-endian "
-                  "bytes of PATH instead of seeded values (repeatable)");
+                  "NAME=PATH or K=PATH: the user input named NAME (its Data node) or with index "
+                  "K takes the tensor of PATH instead of seeded values: a .npy file of the "
+                  "input's dtype and shape, or raw little-endian bytes (repeatable)");
+  sub->add_option("--save", opts->saveDir,
+                  "write run 1's graph outputs to DIR as output_K.npy, with outputs.json "
+                  "(dtypes, shapes, indeterminate counts)");
   sub->add_option("--outputs-dir", opts->outputsDir,
                   "write run 1's graph outputs to DIR: output_K.bin (raw bytes), output_K.undef "
                   "(one byte per element, 1 = indeterminate) and outputs.json (dtypes, shapes)");

@@ -1,0 +1,525 @@
+// The shadow evaluation of the `approx` contract; see magnitude.h. Each op
+// gets one rule: its own kernel run in f64 on the magnitudes (ops whose
+// result, on non-negative operands, is a sum of products of them), a
+// renamed kernel where a sign matters (Sub as Add, Min as Max), a Lipschitz
+// or first-order rule for smooth non-linear ops, or no rule (infinite
+// magnitude: the check cannot bound the element).
+#include "oracle/magnitude.h"
+
+#include "ir/op_def.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <string_view>
+
+namespace graphvet::oracle {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+/// How an op's magnitude follows from its inputs'.
+enum class Rule {
+  Kernel,      ///< the op's kernel on magnitudes (non-float inputs keep their values)
+  AsAdd,       ///< Sub: |a - b| <= |a| + |b|
+  AsMax,       ///< Min: the larger magnitude bounds either operand
+  AsReduceMax, ///< ReduceMin
+  Gemm,        ///< the kernel with |alpha| and |beta|
+  PassThrough, ///< 1-Lipschitz and exact on its own: |f(x) - f(y)| <= |x - y|
+  Lipschitz,   ///< smooth, derivative bounded by a constant: L * M + |out|
+  Exp,         ///< |out| * M + |out|
+  Log,         ///< M / |x| + |out|
+  Sqrt,        ///< M / (2 |out|) + |out|
+  Reciprocal,  ///< M / x^2 + |out|
+  Div,         ///< Ma / |b| + |a| Mb / b^2 + |out|
+  Softmax,     ///< 2 |out| max M + |out|
+  LogSoftmax,  ///< 2 max M + |out|
+  BatchNorm,   ///< the kernel on (Mx, Mscale, Mbias, -Mmean, var)
+  Discrete,    ///< exact from exact inputs, unbounded otherwise (Floor, ArgMax...)
+  ShapeOnly,   ///< depends on shapes only: always exact (Shape, Size)
+  None,        ///< no rule: unbounded
+};
+
+struct RuleRow {
+  std::string_view op;
+  Rule rule;
+  double lipschitz = 1;
+};
+
+constexpr RuleRow kRules[] = {
+    // Sums of products of non-negative operands, and data movement.
+    {"Add", Rule::Kernel},
+    {"Mul", Rule::Kernel},
+    {"Sum", Rule::Kernel},
+    {"Mean", Rule::Kernel},
+    {"MatMul", Rule::Kernel},
+    {"Conv", Rule::Kernel},
+    {"ConvTranspose", Rule::Kernel},
+    {"AveragePool", Rule::Kernel},
+    {"GlobalAveragePool", Rule::Kernel},
+    {"MaxPool", Rule::Kernel},
+    {"GlobalMaxPool", Rule::Kernel},
+    {"ReduceSum", Rule::Kernel},
+    {"ReduceMean", Rule::Kernel},
+    {"ReduceMax", Rule::Kernel},
+    {"ReduceL1", Rule::Kernel},
+    {"ReduceL2", Rule::Kernel},
+    {"ReduceSumSquare", Rule::Kernel},
+    {"CumSum", Rule::Kernel},
+    {"Max", Rule::Kernel},
+    {"Relu", Rule::Kernel},
+    {"Abs", Rule::Kernel},
+    {"Where", Rule::Kernel},
+    {"Reshape", Rule::Kernel},
+    {"Flatten", Rule::Kernel},
+    {"Squeeze", Rule::Kernel},
+    {"Unsqueeze", Rule::Kernel},
+    {"Transpose", Rule::Kernel},
+    {"Concat", Rule::Kernel},
+    {"Split", Rule::Kernel},
+    {"Slice", Rule::Kernel},
+    {"Gather", Rule::Kernel},
+    {"Expand", Rule::Kernel},
+    {"Tile", Rule::Kernel},
+    {"Pad", Rule::Kernel},
+    {"DepthToSpace", Rule::Kernel},
+    {"SpaceToDepth", Rule::Kernel},
+    {"Resize", Rule::Kernel},
+    {"Identity", Rule::Kernel},
+    {"Dropout", Rule::Kernel},
+    {"Sub", Rule::AsAdd},
+    {"Min", Rule::AsMax},
+    {"ReduceMin", Rule::AsReduceMax},
+    {"Gemm", Rule::Gemm},
+    {"Neg", Rule::PassThrough},
+    {"Clip", Rule::PassThrough},
+    {"LeakyRelu", Rule::PassThrough},
+    {"Cast", Rule::PassThrough},
+    {"CastLike", Rule::PassThrough},
+    {"Sigmoid", Rule::Lipschitz, 0.25},
+    {"Tanh", Rule::Lipschitz, 1},
+    {"Softsign", Rule::Lipschitz, 1},
+    {"Softplus", Rule::Lipschitz, 1},
+    {"Erf", Rule::Lipschitz, 1.1283791670955126}, // 2 / sqrt(pi)
+    {"HardSwish", Rule::Lipschitz, 1.5},
+    {"Celu", Rule::Lipschitz, 1},
+    {"Exp", Rule::Exp},
+    {"Log", Rule::Log},
+    {"Sqrt", Rule::Sqrt},
+    {"Reciprocal", Rule::Reciprocal},
+    {"Div", Rule::Div},
+    {"Softmax", Rule::Softmax},
+    {"LogSoftmax", Rule::LogSoftmax},
+    {"BatchNormalization", Rule::BatchNorm},
+    {"Floor", Rule::Discrete},
+    {"Ceil", Rule::Discrete},
+    {"Round", Rule::Discrete},
+    {"Sign", Rule::Discrete},
+    {"ArgMax", Rule::Discrete},
+    {"ArgMin", Rule::Discrete},
+    {"Hardmax", Rule::Discrete},
+    {"Equal", Rule::Discrete},
+    {"Less", Rule::Discrete},
+    {"Greater", Rule::Discrete},
+    {"LessOrEqual", Rule::Discrete},
+    {"GreaterOrEqual", Rule::Discrete},
+    {"IsNaN", Rule::Discrete},
+    {"IsInf", Rule::Discrete},
+    {"Not", Rule::Discrete},
+    {"And", Rule::Discrete},
+    {"Or", Rule::Discrete},
+    {"Xor", Rule::Discrete},
+    {"Shape", Rule::ShapeOnly},
+    {"Size", Rule::ShapeOnly},
+    {"ConstantOfShape", Rule::ShapeOnly},
+    {"Range", Rule::Discrete},
+};
+
+/// The row for `type`, with the parameterised Lipschitz constants of the
+/// ELU family and HardSigmoid read from the node.
+RuleRow ruleOf(const Node &n) {
+  for (const RuleRow &r : kRules)
+    if (r.op == n.type)
+      return r;
+  if (n.type == "Elu")
+    return {"Elu", Rule::Lipschitz, std::max(1.0, std::fabs(attrFloat(n, "alpha", 1.0)))};
+  if (n.type == "Selu")
+    return {"Selu", Rule::Lipschitz,
+            std::fabs(attrFloat(n, "gamma", 1.0507009873554805)) *
+                std::max(1.0, std::fabs(attrFloat(n, "alpha", 1.6732632423543772)))};
+  if (n.type == "HardSigmoid")
+    return {"HardSigmoid", Rule::Lipschitz, std::fabs(attrFloat(n, "alpha", 0.2))};
+  return {n.type, Rule::None};
+}
+
+/// Roundings one execution of the op adds to the longest chain behind an
+/// output element: the number of terms it sums (recursive summation of k
+/// terms is within gamma_k), plus the products and the bias.
+uint32_t roundingsOf(const Node &n, std::span<const Tensor *const> in,
+                     std::span<const Tensor> out) {
+  auto size = [](const Tensor *t) { return t ? std::max<int64_t>(t->size(), 1) : 1; };
+  auto axisLen = [&](int64_t def) -> int64_t {
+    if (in.empty() || !in[0] || in[0]->shape().empty())
+      return 1;
+    int64_t rank = static_cast<int64_t>(in[0]->shape().size());
+    int64_t axis = attrInt(n, "axis", def);
+    if (axis < 0)
+      axis += rank;
+    return axis >= 0 && axis < rank ? in[0]->shape()[static_cast<size_t>(axis)] : 1;
+  };
+  int64_t k = 1;
+  const std::string &t = n.type;
+  if ((t == "MatMul" || t == "Gemm") && in.size() >= 2 && in[0] && !in[0]->shape().empty()) {
+    const Shape &a = in[0]->shape();
+    bool transA = t == "Gemm" && attrInt(n, "transA", 0) != 0;
+    k = (transA && a.size() >= 2 ? a[a.size() - 2] : a.back()) + 3;
+  } else if ((t == "Conv" || t == "ConvTranspose") && in.size() >= 2 && in[1] &&
+             in[1]->shape().size() >= 2) {
+    const Shape &w = in[1]->shape();
+    int64_t perOut = size(in[1]) / std::max<int64_t>(t == "Conv" ? w[0] : w[1], 1);
+    k = perOut + 2;
+  } else if (t == "Softmax" || t == "LogSoftmax") {
+    k = axisLen(-1) + 3;
+  } else if (t == "CumSum") {
+    k = size(in.empty() ? nullptr : in[0]) + 1;
+  } else if (t == "Sum" || t == "Mean") {
+    k = static_cast<int64_t>(in.size()) + 1;
+  } else if (t == "BatchNormalization") {
+    k = 5;
+  } else if (t.starts_with("Reduce") || t.ends_with("Pool")) {
+    int64_t outSize = out.empty() ? 1 : std::max<int64_t>(out[0].size(), 1);
+    int64_t ratio = size(in.empty() ? nullptr : in[0]) / outSize;
+    if (auto ks = attrInts(n, "kernel_shape")) {
+      ratio = 1;
+      for (int64_t d : *ks)
+        ratio *= std::max<int64_t>(d, 1);
+    }
+    k = std::max<int64_t>(ratio, 1) + 2;
+  } else if (t == "Exp" || t == "Log" || t == "Sqrt" || t == "Erf" || t == "Tanh" ||
+             t == "Sigmoid" || t == "Softplus" || t == "Div" || t == "Resize") {
+    k = 2;
+  }
+  return static_cast<uint32_t>(std::min<int64_t>(k, UINT32_MAX / 4));
+}
+
+/// An input's magnitudes as an f64 tensor of its shape.
+Tensor magnitudeTensor(const Tensor &value, const Magnitude *s, bool negate = false) {
+  Tensor t(TensorType{DType::F64, value.shape()});
+  bool usable = s && static_cast<int64_t>(s->m.size()) == value.size();
+  for (int64_t i = 0; i < value.size(); ++i) {
+    double m = usable ? s->m[static_cast<size_t>(i)] : std::fabs(value.getDouble(i));
+    t.setDouble(i, negate ? -m : m);
+  }
+  return t;
+}
+
+/// Runs `kernel` with every float input replaced by its magnitudes (input
+/// `negated` by their negation); nullopt when the kernel refuses.
+std::optional<std::vector<Tensor>> kernelOnMagnitudes(const Node &n, KernelFn kernel,
+                                                      std::span<const Tensor *const> in,
+                                                      std::span<const Magnitude *const> shadows,
+                                                      std::span<const Tensor> out, int negated = -1,
+                                                      std::span<const size_t> valuesKept = {}) {
+  if (!kernel)
+    return std::nullopt;
+  std::vector<Tensor> mags(in.size());
+  std::vector<const Tensor *> ptrs(in.size(), nullptr);
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (!in[i])
+      continue;
+    bool keep = std::find(valuesKept.begin(), valuesKept.end(), i) != valuesKept.end();
+    if (!isFloat(in[i]->dtype()) || keep) {
+      ptrs[i] = in[i];
+      continue;
+    }
+    mags[i] = magnitudeTensor(*in[i], i < shadows.size() ? shadows[i] : nullptr,
+                              static_cast<int>(i) == negated);
+    ptrs[i] = &mags[i];
+  }
+  std::vector<Tensor> outs;
+  for (const Tensor &o : out)
+    outs.emplace_back(TensorType{isFloat(o.dtype()) ? DType::F64 : o.dtype(), o.shape()});
+  try {
+    KernelContext ctx{n, ptrs, outs, nullptr};
+    kernel(ctx);
+  } catch (const std::exception &) {
+    return std::nullopt;
+  }
+  return outs;
+}
+
+bool exactInputs(std::span<const Magnitude *const> shadows) {
+  return std::all_of(shadows.begin(), shadows.end(),
+                     [](const Magnitude *s) { return !s || s->unit == 0; });
+}
+
+double at(const Magnitude *s, const Tensor &value, int64_t i) {
+  if (s && static_cast<int64_t>(s->m.size()) == value.size())
+    return s->m[static_cast<size_t>(i)];
+  return std::fabs(value.getDouble(i));
+}
+
+/// Index into `t` of output element `i` under ONNX broadcasting to `outShape`.
+int64_t broadcastAt(const Tensor &t, const Shape &outShape, int64_t i) {
+  if (t.size() == 1)
+    return 0;
+  return broadcastIndex(i, outShape, t.shape());
+}
+
+double largestFinite(DType t) {
+  switch (t) {
+  case DType::F16:
+    return 65504;
+  case DType::BF16:
+    return 3.3895313892515355e38;
+  case DType::F32:
+    return std::numeric_limits<float>::max();
+  default:
+    return std::numeric_limits<double>::max();
+  }
+}
+
+} // namespace
+
+double unitRoundoff(DType t) {
+  switch (t) {
+  case DType::F16:
+    return std::ldexp(1.0, -11);
+  case DType::BF16:
+    return std::ldexp(1.0, -8);
+  case DType::F32:
+    return std::ldexp(1.0, -24);
+  case DType::F64:
+    return std::ldexp(1.0, -53);
+  default:
+    return 0;
+  }
+}
+
+Magnitude exactMagnitude(const Tensor &t) {
+  Magnitude s;
+  s.m.resize(static_cast<size_t>(t.size()));
+  for (int64_t i = 0; i < t.size(); ++i)
+    s.m[static_cast<size_t>(i)] = std::fabs(t.getDouble(i));
+  return s;
+}
+
+double allowedDistance(const Magnitude &s, size_t i, DType t) {
+  if (s.unit == 0 || i >= s.m.size())
+    return 0;
+  double m = s.m[i];
+  if (!std::isfinite(m) || m >= largestFinite(t))
+    return kInf; // near overflow, a reordering may overflow where the original did not
+  double nu = static_cast<double>(s.depth + kRewriteSlack) * s.unit;
+  if (nu >= 0.5)
+    return kInf;
+  double gamma = nu / (1 - nu);
+  double tiny = 0;
+  switch (t) {
+  case DType::F16:
+    tiny = std::ldexp(1.0, -24);
+    break;
+  case DType::BF16:
+    tiny = std::ldexp(1.0, -133);
+    break;
+  case DType::F32:
+    tiny = std::ldexp(1.0, -149);
+    break;
+  case DType::F64:
+    tiny = std::numeric_limits<double>::denorm_min();
+    break;
+  default:
+    break;
+  }
+  return 2 * (gamma * m + static_cast<double>(s.depth + kRewriteSlack) * tiny);
+}
+
+std::vector<Magnitude> propagateMagnitudes(const Node &n, const OpInfo &op,
+                                           std::span<const Tensor *const> inputs,
+                                           std::span<const Magnitude *const> shadows,
+                                           std::span<const Tensor> outputs) {
+  std::vector<Magnitude> result(outputs.size());
+  RuleRow row = ruleOf(n);
+  uint32_t depth = 0;
+  double unit = 0;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (inputs[i] && i < shadows.size() && shadows[i]) {
+      depth = std::max(depth, shadows[i]->depth);
+      unit = std::max(unit, shadows[i]->unit);
+    }
+  bool exactIn = exactInputs(shadows);
+  if (row.rule == Rule::ShapeOnly || (row.rule == Rule::Discrete && exactIn) ||
+      op.nondeterministic) {
+    // Exact (or a fresh draw the check compares by its own rules).
+    for (size_t k = 0; k < outputs.size(); ++k)
+      result[k] = exactMagnitude(outputs[k]);
+    return result;
+  }
+  uint32_t chain = depth + roundingsOf(n, inputs, outputs);
+  auto finish = [&](size_t k, std::vector<double> m) {
+    // The error analysis holds only while nothing overflows: past an
+    // infinity or NaN in the original, the element is unbounded.
+    if (isFloat(outputs[k].dtype()))
+      for (size_t i = 0; i < m.size() && i < static_cast<size_t>(outputs[k].size()); ++i)
+        if (!std::isfinite(outputs[k].getDouble(static_cast<int64_t>(i))))
+          m[i] = kInf;
+    result[k].m = std::move(m);
+    result[k].depth = chain;
+    result[k].unit = std::max(unit, unitRoundoff(outputs[k].dtype()));
+  };
+  auto unbounded = [&](size_t k) {
+    finish(k, std::vector<double>(static_cast<size_t>(outputs[k].size()), kInf));
+  };
+  auto fromTensors = [&](const std::vector<Tensor> &ts) {
+    for (size_t k = 0; k < outputs.size(); ++k) {
+      if (k >= ts.size() || !isFloat(outputs[k].dtype()) || ts[k].size() != outputs[k].size()) {
+        result[k] = exactMagnitude(outputs[k]);
+        if (!isFloat(outputs[k].dtype()) && !exactIn)
+          unbounded(k); // an index or flag computed from rounded values
+        continue;
+      }
+      std::vector<double> m(static_cast<size_t>(ts[k].size()));
+      for (int64_t i = 0; i < ts[k].size(); ++i)
+        m[static_cast<size_t>(i)] = std::fabs(ts[k].getDouble(i));
+      finish(k, std::move(m));
+    }
+  };
+  auto input = [&](size_t i) -> const Tensor * { return i < inputs.size() ? inputs[i] : nullptr; };
+  auto shadow = [&](size_t i) -> const Magnitude * {
+    return i < shadows.size() ? shadows[i] : nullptr;
+  };
+  // L * M(input 0, broadcast) [+ extra] + |out| per element, for unary and
+  // first-order rules.
+  auto perElement = [&](auto &&f) {
+    for (size_t k = 0; k < outputs.size(); ++k) {
+      if (!isFloat(outputs[k].dtype())) {
+        result[k] = exactMagnitude(outputs[k]);
+        continue;
+      }
+      std::vector<double> m(static_cast<size_t>(outputs[k].size()));
+      for (int64_t i = 0; i < outputs[k].size(); ++i)
+        m[static_cast<size_t>(i)] = f(outputs[k], i) + std::fabs(outputs[k].getDouble(i));
+      finish(k, std::move(m));
+    }
+  };
+  const Tensor *x = input(0);
+  switch (row.rule) {
+  case Rule::Kernel:
+  case Rule::BatchNorm:
+  case Rule::AsAdd:
+  case Rule::AsMax:
+  case Rule::AsReduceMax:
+  case Rule::Gemm: {
+    if (row.rule == Rule::BatchNorm && attrInt(n, "training_mode", 0) != 0)
+      break;
+    KernelFn kernel = op.kernel;
+    if (row.rule == Rule::AsAdd)
+      kernel = lookupOp("Add").kernel;
+    else if (row.rule == Rule::AsMax)
+      kernel = lookupOp("Max").kernel;
+    else if (row.rule == Rule::AsReduceMax)
+      kernel = lookupOp("ReduceMax").kernel;
+    Node absNode = n;
+    if (row.rule == Rule::Gemm)
+      for (const char *key : {"alpha", "beta"})
+        absNode.attrs[key] = AttrValue::ofFloat(std::fabs(attrFloat(n, key, 1.0)));
+    const size_t keepVar[] = {4};
+    auto ts = row.rule == Rule::BatchNorm
+                  ? kernelOnMagnitudes(absNode, kernel, inputs, shadows, outputs, 3, keepVar)
+                  : kernelOnMagnitudes(absNode, kernel, inputs, shadows, outputs);
+    if (!ts)
+      break;
+    fromTensors(*ts);
+    return result;
+  }
+  case Rule::PassThrough:
+    if (!x)
+      break;
+    for (size_t k = 0; k < outputs.size(); ++k) {
+      if (!isFloat(outputs[k].dtype()) || outputs[k].size() != x->size()) {
+        result[k] = exactMagnitude(outputs[k]);
+        if (!exactIn)
+          unbounded(k);
+        continue;
+      }
+      double scale =
+          n.type == "LeakyRelu" ? std::max(1.0, std::fabs(attrFloat(n, "alpha", 0.01))) : 1.0;
+      std::vector<double> m(static_cast<size_t>(x->size()));
+      for (int64_t i = 0; i < x->size(); ++i)
+        m[static_cast<size_t>(i)] = scale * at(shadow(0), *x, i);
+      finish(k, std::move(m));
+    }
+    return result;
+  case Rule::Lipschitz:
+    if (!x)
+      break;
+    perElement([&](const Tensor &o, int64_t i) {
+      return row.lipschitz * at(shadow(0), *x, broadcastAt(*x, o.shape(), i));
+    });
+    return result;
+  case Rule::Exp:
+    if (!x)
+      break;
+    perElement([&](const Tensor &o, int64_t i) {
+      return std::fabs(o.getDouble(i)) * at(shadow(0), *x, i);
+    });
+    return result;
+  case Rule::Log:
+    if (!x)
+      break;
+    perElement([&](const Tensor &, int64_t i) {
+      return at(shadow(0), *x, i) / std::fabs(x->getDouble(i));
+    });
+    return result;
+  case Rule::Sqrt:
+    if (!x)
+      break;
+    perElement([&](const Tensor &o, int64_t i) {
+      return at(shadow(0), *x, i) / (2 * std::fabs(o.getDouble(i)));
+    });
+    return result;
+  case Rule::Reciprocal:
+    if (!x)
+      break;
+    perElement([&](const Tensor &, int64_t i) {
+      double v = x->getDouble(i);
+      return at(shadow(0), *x, i) / (v * v);
+    });
+    return result;
+  case Rule::Div: {
+    const Tensor *b = input(1);
+    if (!x || !b)
+      break;
+    perElement([&](const Tensor &o, int64_t i) {
+      int64_t ia = broadcastAt(*x, o.shape(), i), ib = broadcastAt(*b, o.shape(), i);
+      double vb = b->getDouble(ib);
+      return at(shadow(0), *x, ia) / std::fabs(vb) +
+             std::fabs(x->getDouble(ia)) * at(shadow(1), *b, ib) / (vb * vb);
+    });
+    return result;
+  }
+  case Rule::Softmax:
+  case Rule::LogSoftmax: {
+    if (!x)
+      break;
+    double worst = 0;
+    for (int64_t i = 0; i < x->size(); ++i)
+      worst = std::max(worst, at(shadow(0), *x, i));
+    bool soft = row.rule == Rule::Softmax;
+    perElement([&](const Tensor &o, int64_t i) {
+      return 2 * worst * (soft ? std::fabs(o.getDouble(i)) : 1.0);
+    });
+    return result;
+  }
+  case Rule::Discrete:
+  case Rule::ShapeOnly:
+  case Rule::None:
+    break;
+  }
+  for (size_t k = 0; k < outputs.size(); ++k)
+    unbounded(k);
+  return result;
+}
+
+} // namespace graphvet::oracle
