@@ -4,7 +4,9 @@
 
 #include "ir/op_library.h"
 
+#include <algorithm>
 #include <cmath>
+#include <fmt/format.h>
 #include <numbers>
 
 namespace graphvet {
@@ -145,6 +147,130 @@ const Tensor *attrTensor(const Node &n, const std::string &key) {
   return v && v->isTensor() ? &v->asTensor() : nullptr;
 }
 
+namespace {
+
+enum class AttrKind { Float, Int, Ints, Floats, Text };
+
+/// The kind of ONNX's numeric-op attributes by name: ONNX gives each name
+/// one kind across the ops that use it, so one table serves every op (an
+/// attribute the table does not name is left to the op's inference).
+/// `layout` is absent on purpose: tensor-semantics.md §5's string differs
+/// from LSTM's integer.
+constexpr std::pair<std::string_view, AttrKind> kAttrKinds[] = {
+    {"alpha", AttrKind::Float},
+    {"beta", AttrKind::Float},
+    {"gamma", AttrKind::Float},
+    {"epsilon", AttrKind::Float},
+    {"momentum", AttrKind::Float},
+    {"lambd", AttrKind::Float},
+    {"bias", AttrKind::Float},
+    {"cubic_coeff_a", AttrKind::Float},
+    {"extrapolation_value", AttrKind::Float},
+    {"clip", AttrKind::Float},
+    {"high", AttrKind::Float},
+    {"low", AttrKind::Float},
+    {"axis", AttrKind::Int},
+    {"keepdims", AttrKind::Int},
+    {"group", AttrKind::Int},
+    {"transA", AttrKind::Int},
+    {"transB", AttrKind::Int},
+    {"training_mode", AttrKind::Int},
+    {"exclusive", AttrKind::Int},
+    {"reverse", AttrKind::Int},
+    {"select_last_index", AttrKind::Int},
+    {"ceil_mode", AttrKind::Int},
+    {"count_include_pad", AttrKind::Int},
+    {"allowzero", AttrKind::Int},
+    {"noop_with_empty_axes", AttrKind::Int},
+    {"storage_order", AttrKind::Int},
+    {"blocksize", AttrKind::Int},
+    {"fmod", AttrKind::Int},
+    {"detect_negative", AttrKind::Int},
+    {"detect_positive", AttrKind::Int},
+    {"exclude_outside", AttrKind::Int},
+    {"hidden_size", AttrKind::Int},
+    {"input_forget", AttrKind::Int},
+    {"pads", AttrKind::Ints},
+    {"strides", AttrKind::Ints},
+    {"dilations", AttrKind::Ints},
+    {"kernel_shape", AttrKind::Ints},
+    {"perm", AttrKind::Ints},
+    {"axes", AttrKind::Ints},
+    {"output_padding", AttrKind::Ints},
+    {"output_shape", AttrKind::Ints},
+    {"split", AttrKind::Ints},
+    {"activation_alpha", AttrKind::Floats},
+    {"activation_beta", AttrKind::Floats},
+    {"mode", AttrKind::Text},
+    {"auto_pad", AttrKind::Text},
+    {"direction", AttrKind::Text},
+    {"coordinate_transformation_mode", AttrKind::Text},
+    {"nearest_mode", AttrKind::Text},
+};
+
+bool hasKind(const AttrValue &v, AttrKind k) {
+  auto isNumber = [](const AttrValue &e) { return e.isFloat() || e.isInt(); };
+  switch (k) {
+  case AttrKind::Float:
+    return isNumber(v) ||
+           (v.isIdent() && (v.asIdent() == "inf" || v.asIdent() == "-inf" || v.asIdent() == "nan"));
+  case AttrKind::Int:
+    return v.isInt() || v.isBool();
+  case AttrKind::Ints:
+    return v.isInt() || (v.isList() && std::all_of(v.asList().begin(), v.asList().end(),
+                                                   [](const AttrValue &e) { return e.isInt(); }));
+  case AttrKind::Floats:
+    return isNumber(v) ||
+           (v.isList() && std::all_of(v.asList().begin(), v.asList().end(), isNumber));
+  case AttrKind::Text:
+    return v.text() != nullptr;
+  }
+  return true;
+}
+
+std::string_view kindName(AttrKind k) {
+  switch (k) {
+  case AttrKind::Float:
+    return "a float";
+  case AttrKind::Int:
+    return "an integer";
+  case AttrKind::Ints:
+    return "a list of integers";
+  case AttrKind::Floats:
+    return "a list of floats";
+  case AttrKind::Text:
+    return "a string";
+  }
+  return "";
+}
+
+std::string_view valueKindName(const AttrValue &v) {
+  if (v.isInt())
+    return "an integer";
+  if (v.isBool())
+    return "a bool";
+  if (v.isFloat())
+    return "a float";
+  if (v.isString())
+    return "a string";
+  if (v.isIdent())
+    return "an identifier";
+  if (v.isList())
+    return "a list";
+  return "a tensor";
+}
+
+} // namespace
+
+std::optional<std::string> attributeKindError(const Node &n) {
+  for (const auto &[key, value] : n.attrs)
+    for (const auto &[name, kind] : kAttrKinds)
+      if (key == name && !hasKind(value, kind))
+        return fmt::format("attribute '{}' of {} must be {}, got {}", key, n.type, kindName(kind),
+                           valueKindName(value));
+  return std::nullopt;
+}
+
 std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank) {
   if (axis < -rank || axis >= rank)
     return std::nullopt;
@@ -190,6 +316,10 @@ inferNodeTypes(const Node &n, std::span<const std::optional<TensorType>> inputs,
   const OpInfo &op = lookupOp(n.type);
   if (!op.infer) {
     error = "op '" + n.type + "' has no type inference";
+    return std::nullopt;
+  }
+  if (std::optional<std::string> bad = attributeKindError(n)) {
+    error = *bad;
     return std::nullopt;
   }
   std::vector<const Tensor *> consts(inputs.size(), nullptr);

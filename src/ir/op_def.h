@@ -83,6 +83,10 @@ std::optional<std::vector<int64_t>> attrInts(const Node &n, const std::string &k
 std::optional<std::vector<double>> attrFloats(const Node &n, const std::string &key);
 /// A dtype attribute (`to = f16`): identifier or string naming a dtype.
 std::optional<DType> attrDType(const Node &n, const std::string &key);
+/// An attribute of `n` whose kind is not the one ONNX gives its name
+/// (`alpha = "big"`), as a message; nullopt when every known one fits.
+/// inferNodeTypes reports it before the op's own inference runs.
+std::optional<std::string> attributeKindError(const Node &n);
 /// The tensor held by a tensor-literal attribute (`value = f32[2] {1, 2}`).
 const Tensor *attrTensor(const Node &n, const std::string &key);
 

@@ -841,7 +841,14 @@ private:
         out = AttrValue::ofFloat(parseDoubleText(t.text));
       else if (parseDType(t.text) && peek().kind == Tok::LBracket)
         return parseTensor(out);
-      else
+      else if (peek().kind == Tok::LBracket) {
+        // An identifier directly followed by a shape is a tensor literal
+        // with a dtype graphvet does not know.
+        error(t.loc, fmt::format("unknown dtype '{}' in a tensor literal (bool, i8, u8, i16, u16, "
+                                 "i32, u32, i64, u64, f16, bf16, f32, f64)",
+                                 t.text));
+        return false;
+      } else
         out = AttrValue::ofIdent(t.text);
       next();
       return true;

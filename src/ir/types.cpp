@@ -130,6 +130,12 @@ private:
         outs.push_back(v->type());
         break;
       }
+      if (n.attr("value")) {
+        error(n, fmt::format("the value of {} must be a tensor literal (for example "
+                             "f32[2] {{1, 2}})",
+                             n.type));
+        break;
+      }
       [[fallthrough]];
     case OpKind::Variable:
     case OpKind::NetOutput:
@@ -178,6 +184,10 @@ private:
     std::vector<TensorType> outs;
     if (missing) // an input's own inference failed and was reported there
       return outs;
+    if (std::optional<std::string> bad = attributeKindError(n)) {
+      error(n, *bad);
+      return outs;
+    }
     InferContext ctx{n, ins, consts, {}, {}};
     if (!op.infer(ctx)) {
       error(n, ctx.error.empty() ? "type inference failed" : ctx.error);

@@ -335,7 +335,10 @@ bool readInputs(const Module &m, const std::vector<std::string> &specs,
         error = fmt::format("{}: error: {}", path, why);
         return false;
       }
-      if (t->type() != input->type) {
+      // bf16 has no numpy dtype: its bits come as '<u2'.
+      bool bf16Bits = input->type.dtype == DType::BF16 && t->dtype() == DType::U16 &&
+                      t->shape() == input->type.shape;
+      if (t->type() != input->type && !bf16Bits) {
         error = fmt::format("{}: error: input {} ({}) is {}, the file holds {}", path, input->name,
                             input->index, input->type.str(), t->type().str());
         return false;
