@@ -370,6 +370,27 @@ std::optional<Verdict> rule3SinglePath(Analysis &a, const SourceTrace &trace) {
                                             " shares its memory with " +
                                             describe(m, step.graph, other));
   }
+  // A holder whose output aliases its input by attribute hands that input
+  // to its subgraphs too (their Data for it): a use there is a path the
+  // trace does not walk, and may end at another of the holder's outputs
+  // (its subgraph's result) or a graph output. Found by the campaign
+  // (fuzz/regressions/tensor_move_delete_fuzzer/rebound-call-second-output-alias.graph).
+  for (const TraceStep &step : trace.steps) {
+    const Node &n = m.graph(step.graph).node(step.port.node);
+    auto in = n.subgraphs.empty() ? std::nullopt : aliasedInput(n, step.port.index);
+    if (!in)
+      continue;
+    for (GraphId b : n.subgraphs)
+      for (NodeId d : a.index().dataForParentInput(b, *in)) {
+        const Node &data = m.graph(b).node(d);
+        for (const std::vector<InPort> &uses : data.consumers)
+          if (!uses.empty())
+            return keepFor("rule3-fan-out", "Rule 3: " + describe(m, step.graph, n.id) +
+                                                " on the path aliases its input " +
+                                                std::to_string(*in) + ", which " +
+                                                describe(m, b, d) + " also reads");
+      }
+  }
   return std::nullopt;
 }
 
