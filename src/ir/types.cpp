@@ -218,6 +218,30 @@ private:
     return numericDefinition(p) == nullptr;
   }
 
+  /// The type of a holder's output that the memory plan binds before its
+  /// subgraphs' results or loop variable (semantics.md §1, the op library's
+  /// precedence): an output bound to a variable is that variable's buffer,
+  /// of the output's description; a ref output by attribute shares input
+  /// i's buffer and type unless described; a view takes its description,
+  /// as on an ordinary op. nullopt for an output bound the usual way. (The
+  /// subgraph's result is not this buffer: typing the output by it sized a
+  /// variable by a body's result, found by the campaign, issue 23.)
+  std::optional<TensorType> reboundType(const Node &n, uint32_t k,
+                                        const std::vector<std::optional<TensorType>> &ins) {
+    if (n.attrs.empty())
+      return std::nullopt;
+    if (refVarSrcName(n, k))
+      return described(n, k);
+    if (auto i = refInput(n, k)) {
+      if (!describedPortType(n, k) && *i < ins.size() && ins[*i])
+        return *ins[*i];
+      return described(n, k);
+    }
+    if (viewInput(n, k))
+      return described(n, k);
+    return std::nullopt;
+  }
+
   /// Results of a subgraph by parent output index (from NetOutput's
   /// `in<k>._parent_node_index`).
   std::map<int64_t, Result> results(GraphId sub) {
@@ -267,7 +291,9 @@ private:
     // A holder's outputs are its subgraphs' buffers: a description on them
     // is not checked (version-1 graphs carry descriptions of other sizes).
     for (uint32_t k = 0; k < n.numOutputs; ++k) {
-      if (outs[k] && !disagree[k]) {
+      if (auto bound = reboundType(n, k, ins)) {
+        r.push_back(*bound);
+      } else if (outs[k] && !disagree[k]) {
         r.push_back(*outs[k]);
       } else {
         r.push_back(described(n, k));
@@ -285,7 +311,10 @@ private:
       inferGraph(sub, ins);
     std::vector<TensorType> r;
     for (uint32_t k = 0; k < n.numOutputs; ++k)
-      r.push_back(k < ins.size() && ins[k] ? *ins[k] : described(n, k));
+      if (auto bound = reboundType(n, k, ins))
+        r.push_back(*bound);
+      else
+        r.push_back(k < ins.size() && ins[k] ? *ins[k] : described(n, k));
     return r;
   }
 

@@ -5,7 +5,9 @@
 // `outK.shape`, default f32 [4]); a `Const` with a `value` has the value's
 // type; copies have their description like placeholders; subgraph `Data`
 // take their parent input's type; calls, branches and loops take their
-// subgraphs' results. Explicit descriptions on inferred ports are checked.
+// subgraphs' results, except an output the memory plan binds first (to a
+// variable, or to an input by a ref or view attribute), which is typed as on
+// an ordinary op. Explicit descriptions on inferred ports are checked.
 #pragma once
 
 #include "ir/diagnostic.h"

@@ -177,6 +177,51 @@ graph root {
   EXPECT_EQ(size("s"), 16u); // default f32 [4]
 }
 
+TEST(MemoryPlan, ReboundHolderOutputIsSizedByItsDescription) {
+  // A call, Case or While output bound to a variable (or viewing an input
+  // by attribute) is not its body's result (semantics.md §1): its size and
+  // type come from its own description, as on an ordinary op, not from
+  // the result (which sized variable v by an f64 body result: issue 23).
+  Module m = parseText(R"(
+graph root {
+  v   = Variable()
+  x   = Data() {index = 0, out0.dtype = f16}
+  pc  = PartitionedCall() {out0.ref_var_src_var_name = "v", subgraphs = [body]}
+  cs  = Case(x) {out0.ref_var_src_var_name = "w", out0.shape = [], subgraphs = [b0, b1]}
+  vw  = PartitionedCall(x) {out0.reuse_input = true, subgraphs = [vbody]}
+  out = NetOutput(pc, cs, vw)
+}
+graph body {
+  r   = Variable() {out0.dtype = f64}
+  o   = NetOutput(r) {in0._parent_node_index = 0}
+}
+graph b0 {
+  r   = ReLU()
+  o   = NetOutput(r) {in0._parent_node_index = 0}
+}
+graph b1 {
+  r   = ReLU()
+  o   = NetOutput(r) {in0._parent_node_index = 0}
+}
+graph vbody {
+  r   = ReLU() {out0.dtype = f64}
+  o   = NetOutput(r) {in0._parent_node_index = 0}
+}
+)");
+  MemoryPlan p = MemoryPlan::build(m);
+  EXPECT_TRUE(p.errors().empty());
+  BufferId v = p.findBuffer(BufferKind::Variable, "v");
+  BufferId w = p.findBuffer(BufferKind::Variable, "w");
+  ASSERT_NE(v, kNoBuffer);
+  ASSERT_NE(w, kNoBuffer);
+  EXPECT_EQ(p.buffers()[v].size, 16u); // f32 [4], not the body's f64 [4]
+  EXPECT_EQ(p.buffers()[v].type.str(), "f32[4]");
+  EXPECT_EQ(p.buffers()[w].size, 4u); // f32 [], though both branches return f32 [4]
+  PortId vw = p.portId(0, {m.root().find("vw"), 0});
+  EXPECT_EQ(p.portType(vw).str(), "f32[4]"); // its description, not the f64 result
+  EXPECT_EQ(label(m, p, "root", "vw"), "input0");
+}
+
 TEST(MemoryPlan, UndeclaredVariableIsMarked) {
   Module m = parseText(R"(
 graph root {

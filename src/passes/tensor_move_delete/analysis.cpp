@@ -16,6 +16,16 @@ Analysis::Analysis(Module &m, const TensorMoveDeleteOptions &options)
   maxTraceSteps_ += 1;
 }
 
+const ModuleTypes &Analysis::types() {
+  if (!types_) {
+    // The module passed the verifier; a port inference could not type has
+    // the default description, the same in every decision.
+    Diagnostics ignored;
+    types_ = inferModuleTypes(m_, ignored);
+  }
+  return *types_;
+}
+
 OrderIndex &Analysis::order(GraphId g) {
   if (!orders_[g]) {
     if (topo_.size() <= g || !topo_[g])

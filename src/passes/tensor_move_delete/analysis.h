@@ -18,6 +18,7 @@
 // that need several of them.
 #pragma once
 
+#include "ir/types.h"
 #include "passes/buffer_analysis.h"
 #include "passes/order_index.h"
 #include "passes/tensor_move_delete.h"
@@ -55,6 +56,12 @@ public:
   /// The module's TensorMoves in topological order, subgraphs inlined at the
   /// node that holds them (also records each graph's order for the index).
   std::vector<NodeRef> tensorMovesInOrder();
+
+  /// Every port's type (ir/types.h), inferred on first use and then kept:
+  /// the pass deletes only copies whose deletion changes no port's type
+  /// (rules.cpp, `changesTypes`), so the answers stay true for every port
+  /// that remains.
+  const ModuleTypes &types();
 
   // ---- Buffers: where memory comes from, who reads and writes it ----------
 
@@ -227,6 +234,7 @@ private:
   std::map<BufferKey, BufferFacts> facts_;
   std::map<std::string, std::optional<std::vector<NodeRef>>> variableWriters_;
   SiblingSummaries siblings_;
+  std::optional<ModuleTypes> types_;
 };
 
 /// True when an edge from `from` to `to` already orders all of `from` before

@@ -28,6 +28,41 @@ bool deadCandidate(const Node &node) {
   return true;
 }
 
+/// Some node inside call `call` (at any depth) produces its output `j`: the
+/// body's result for j is connected, to a node of the body or to an output
+/// of a nested call that is produced in turn. A data edge out of output j
+/// orders that producer before the consumer (semantics.md §2), so a control
+/// edge into the call orders the consumer too; an unconnected or unmapped
+/// result orders nothing (found by the campaign:
+/// fuzz/regressions/tensor_move_delete_fuzzer/written-copy-ordered-through-empty-call.graph).
+bool callResultProduced(const Module &m, const ModuleIndex &index, const Node &call, uint32_t j) {
+  const Node *c = &call;
+  for (size_t depth = 0; depth < kMaxDepth; ++depth) {
+    if (c->subgraphs.size() != 1)
+      return false;
+    GraphId sub = c->subgraphs[0];
+    const Graph &body = m.graph(sub);
+    NodeId out = index.netOutput(sub);
+    if (out == kNoNode)
+      return false;
+    const Node &ret = body.node(out);
+    std::optional<OutPort> producer;
+    for (uint32_t k : index.resultSlots(sub, j))
+      if (k < ret.inputs.size() && ret.inputs[k]) {
+        producer = ret.inputs[k];
+        break;
+      }
+    if (!producer)
+      return false;
+    const Node &p = body.node(producer->node);
+    if (opKind(p) != OpKind::Call)
+      return true;
+    c = &p;
+    j = producer->index;
+  }
+  return false;
+}
+
 /// A result of a call, If or Case for an output nobody consumes goes
 /// nowhere (a While's result is written back; a root one is observed).
 bool isUnusedResult(const Module &m, const Graph &g, InPort c) {
@@ -78,7 +113,8 @@ bool Analysis::orderedWithoutCalls(GraphId g, NodeId from, NodeId to) {
     stack.pop_back();
     const Node &node = graph.node(n);
     bool ctrlOnly = false;
-    if (n != from && opKind(node) == OpKind::Call) {
+    bool isCall = n != from && opKind(node) == OpKind::Call;
+    if (isCall) {
       if (node.subgraphs.size() != 1 || m_.graph(node.subgraphs[0]).numLiveNodes() == 0)
         continue;
       if (via != kByCtrl) {
@@ -104,10 +140,13 @@ bool Analysis::orderedWithoutCalls(GraphId g, NodeId from, NodeId to) {
       if (visit(c, kByCtrl))
         return true;
     if (!ctrlOnly)
-      for (const std::vector<InPort> &outs : node.consumers)
-        for (InPort c : outs)
+      for (uint32_t j = 0; j < node.consumers.size(); ++j) {
+        if (isCall && !callResultProduced(m_, index_, node, j))
+          continue; // no node inside precedes what reads this output
+        for (InPort c : node.consumers[j])
           if (visit(c.node, int(c.index)))
             return true;
+      }
     if (seen.size() > kMaxOrderSearch)
       return false;
   }

@@ -24,7 +24,8 @@ Verdict Pass::decide(NodeRef t) {
   // extensions take only one that ends at a buffer of its own reading zero
   // bytes: unconnectedOwnBuffer.)
   static const std::set<std::string, std::less<>> kFinal = {
-      "malformed-tensor-move", "variable-bound-copy", "cyclic-graph", "tensor-desc-mismatch"};
+      "malformed-tensor-move", "variable-bound-copy", "cyclic-graph", "tensor-desc-mismatch",
+      "tensor-type-mismatch"};
   // Nor in a module holding a rebound holder (ModuleIndex::isRebound): the
   // extensions' call, loop and branch reasoning assumes a While's output j
   // is its input j and a holder's output is its subgraph's result, and the

@@ -3,7 +3,7 @@
 // account, with the departures, is docs/passes/tensor-move-delete.md):
 //
 //   0. reserved attributes, and copies that are no plain copy
-//   1. trace the real source (and the resize check)
+//   1. trace the real source (and the resize and type checks)
 //      Rule 1 -- path valid (scenario 4: variables and weights)
 //      Rule 2 -- caller memory (scenario 3)
 //      Rule 3 -- single path
@@ -31,6 +31,7 @@ namespace {
 std::optional<Verdict> step0Reserved(Analysis &a, NodeRef t);
 std::optional<Verdict> notAPlainCopy(Analysis &a, NodeRef t);
 std::optional<Verdict> resizes(Analysis &a, NodeRef t, const SourceTrace &trace);
+std::optional<Verdict> changesTypes(Analysis &a, NodeRef t);
 std::vector<SuccInfo> successorsOf(Analysis &a, NodeRef t);
 std::optional<Verdict> relinkingClosesACycle(Analysis &a, NodeRef t,
                                              const std::vector<SuccInfo> &succs);
@@ -60,6 +61,8 @@ Verdict decideByDesign(Analysis &a, const Extensions &extensions, NodeRef t) {
   v.trace = a.trace(t.graph, *a.module().graph(t.graph).node(t.node).inputs[0]);
   const SourceTrace &trace = v.trace;
   if (auto keep = resizes(a, t, trace))
+    return *keep;
+  if (auto keep = changesTypes(a, t))
     return *keep;
   // The successors, each explored forward once (the effective class of what
   // happens to the memory handed to it, through views and subgraphs).
@@ -168,6 +171,75 @@ std::optional<Verdict> resizes(Analysis &a, NodeRef t, const SourceTrace &trace)
   if (!sizeFits(a, t, bytes))
     return keepFor("tensor-desc-mismatch",
                    "its output tensor description differs in size from its input's");
+  return std::nullopt;
+}
+
+/// Typed by inference, not by its port description (ir/types.cpp): a
+/// numeric op's output or a valued constant.
+bool typedByInference(const Node &n) {
+  if (opKind(n) == OpKind::Weight)
+    return attrTensor(n, "value") != nullptr;
+  return numericDefinition(n) != nullptr;
+}
+
+std::optional<Verdict> changesTypes(Analysis &a, NodeRef t) {
+  // The copy's consumers read a tensor of the copy's type (its port
+  // description, tensor-semantics.md §1); relinked to the producer they read
+  // the producer's type. Where the two differ, a numeric consumer would
+  // compute another type (or fail to type), and a subgraph Data, a call's or
+  // branch's result and an in-place output would change type with it: the
+  // copy converts the type of its bytes, which no relinking keeps. Both
+  // scopes, whatever the byte sizes (the resize check above compares the
+  // buffers' sizes; this compares the ports' types).
+  const Module &m = a.module();
+  const Graph &g = m.graph(t.graph);
+  const Node &tm = g.node(t.node);
+  const ModuleTypes &types = a.types();
+  const TensorType *copy = types.of(t.graph, t.node, 0);
+  const TensorType *input = types.of(t.graph, *tm.inputs[0]);
+  if (!copy || !input)
+    return keepFor("tensor-type-mismatch", "its type or its input's is not known");
+  if (*copy != *input)
+    return keepFor("tensor-type-mismatch", "its output type " + copy->str() +
+                                               " differs from its input's " + input->str() +
+                                               ": its consumers would read another type");
+  // Same type. A branch result's kind still counts: an If/Case whose
+  // branches return different types is typed by its description while
+  // every result is a placeholder buffer (a copy is one), and is a type
+  // error once a numeric result takes the copy's place.
+  if (g.parentNode == kNoNode || g.parentGraph == kNoGraph ||
+      !typedByInference(g.node(tm.inputs[0]->node)))
+    return std::nullopt;
+  const Node &holder = m.graph(g.parentGraph).node(g.parentNode);
+  OpKind hk = opKind(holder);
+  if (hk != OpKind::Call && hk != OpKind::If && hk != OpKind::Case)
+    return std::nullopt;
+  for (InPort c : tm.consumers[0]) {
+    const Node &out = g.node(c.node);
+    if (opKind(out) != OpKind::NetOutput)
+      continue;
+    auto j = out.intAttr(Node::portKey(false, c.index, "_parent_node_index"));
+    if (!j)
+      continue;
+    for (GraphId b : holder.subgraphs) {
+      const Graph &branch = m.graph(b);
+      for (NodeId r : branch.nodesOfType("NetOutput")) {
+        const Node &ret = branch.node(r);
+        for (uint32_t k = 0; k < ret.inputs.size(); ++k) {
+          auto jk = ret.intAttr(Node::portKey(false, k, "_parent_node_index"));
+          if (!jk || *jk != *j || !ret.inputs[k])
+            continue;
+          const TensorType *other = types.of(b, *ret.inputs[k]);
+          if (!other || *other != *copy)
+            return keepFor("tensor-type-mismatch",
+                           "it is result " + std::to_string(*j) + " of " +
+                               describe(m, g.parentGraph, holder.id) +
+                               ", whose subgraphs return different types: without it a "
+                               "numeric op's result would make that a type error");
+        }
+      }
+    }
+  }
   return std::nullopt;
 }
 
@@ -369,6 +441,27 @@ std::optional<Verdict> rule3SinglePath(Analysis &a, const SourceTrace &trace) {
         return keepFor("rule3-fan-out", "Rule 3: " + describe(m, step.graph, n.id) +
                                             " shares its memory with " +
                                             describe(m, step.graph, other));
+  }
+  // A holder whose output aliases its input by attribute hands that input
+  // to its subgraphs too (their Data for it): a use there is a path the
+  // trace does not walk, and may end at another of the holder's outputs
+  // (its subgraph's result) or a graph output. Found by the campaign
+  // (fuzz/regressions/tensor_move_delete_fuzzer/rebound-call-second-output-alias.graph).
+  for (const TraceStep &step : trace.steps) {
+    const Node &n = m.graph(step.graph).node(step.port.node);
+    auto in = n.subgraphs.empty() ? std::nullopt : aliasedInput(n, step.port.index);
+    if (!in)
+      continue;
+    for (GraphId b : n.subgraphs)
+      for (NodeId d : a.index().dataForParentInput(b, *in)) {
+        const Node &data = m.graph(b).node(d);
+        for (const std::vector<InPort> &uses : data.consumers)
+          if (!uses.empty())
+            return keepFor("rule3-fan-out", "Rule 3: " + describe(m, step.graph, n.id) +
+                                                " on the path aliases its input " +
+                                                std::to_string(*in) + ", which " +
+                                                describe(m, b, d) + " also reads");
+      }
   }
   return std::nullopt;
 }
