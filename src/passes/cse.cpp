@@ -47,6 +47,14 @@ bool sameComputation(const Node &a, const Node &b) {
          a.attrs == b.attrs;
 }
 
+/// The reserved attributes that forbid deleting a node (as for dce).
+bool isReserved(const Node &n) {
+  if (n.attr("no_need_constant_folding"))
+    return true;
+  const AttrValue *v = n.attr("_cannot_be_deleted");
+  return v && ((v->isBool() && v->asBool()) || (v->isString() && v->asString() == "true"));
+}
+
 class CsePass {
 public:
   CsePass(Module &m, const CseOptions &options, std::vector<Remark> *remarks)
@@ -103,13 +111,20 @@ private:
     OpKind kind = opKind(n);
     if (kind != OpKind::Ordinary && kind != OpKind::Weight && kind != OpKind::Copy)
       return f; // interface, variables and subgraph holders are never merged
-    if (kind == OpKind::Weight && !options_.mergeConstants)
-      return f;
+    // A weight without a `value` literal is filled by its name (semantics.md
+    // §3), so two of them are different values however alike they look.
+    if (kind == OpKind::Weight) {
+      const AttrValue *value = n.attr("value");
+      if (!options_.mergeConstants || !value || !value->isTensor())
+        return f;
+    }
     f.candidate = true;
     auto refuse = [&](std::string tag, std::string why) {
       if (!f.refusal)
         f.refusal = Refusal{std::move(tag), std::move(why)};
     };
+    if (isReserved(n))
+      refuse("reserved-attr", "a reserved attribute forbids deleting it");
     if (lookupOp(n.type).nondeterministic)
       refuse("random", "a random op's draw is its own (merging would repeat it)");
     if (kind == OpKind::Copy)

@@ -20,6 +20,16 @@ struct Effect {
   std::string why;
 };
 
+/// The reserved attributes of tensor-move-delete.md that forbid deleting a
+/// node whatever its type: `_cannot_be_deleted = true` (or "true") and any
+/// `no_need_constant_folding`.
+bool isReserved(const Node &n) {
+  if (n.attr("no_need_constant_folding"))
+    return true;
+  const AttrValue *v = n.attr("_cannot_be_deleted");
+  return v && ((v->isBool() && v->asBool()) || (v->isString() && v->asString() == "true"));
+}
+
 class DcePass {
 public:
   DcePass(Module &m, const DceOptions &options, std::vector<Remark> *remarks)
@@ -41,6 +51,8 @@ public:
 
 private:
   std::optional<Effect> effectOf(const Node &n) const {
+    if (isReserved(n))
+      return Effect{"reserved-attr", "a reserved attribute forbids deleting it"};
     for (uint32_t k = 0; k < n.numOutputs; ++k)
       if (const std::string *var = refVarSrcName(n, k))
         return Effect{"effect-variable-bound",
