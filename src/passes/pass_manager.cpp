@@ -62,12 +62,12 @@ PassStats runTensorMoveDeletePass(Module &m, PassContext &ctx) {
 // after it, tensor-move-delete).
 constexpr PassInfo kPasses[] = {
     {kDceName,
-     "remove nodes whose results reach no output and that have no effect (docs/passes/dce.md)", 1,
-     runDcePass, NumericContract::Exact},
+     "remove nodes whose results reach no output and that have no effect (docs/passes/dce.md)",
+     kExplicitOnly, runDcePass, NumericContract::Exact},
     {kCseName,
      "merge nodes with the same op, equal attributes and the same inputs "
      "(docs/passes/cse.md)",
-     2, runCsePass, NumericContract::Exact},
+     kExplicitOnly, runCsePass, NumericContract::Exact},
     {kTensorMoveDeleteName,
      "delete TensorMove copies proven redundant (scenarios 1-5, Rules 1-5 of "
      "docs/passes/tensor-move-delete.md)",
