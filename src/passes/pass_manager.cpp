@@ -2,11 +2,32 @@
 #include "passes/pass_manager.h"
 
 #include "ir/verifier.h"
+#include "passes/cse.h"
+#include "passes/dce.h"
 #include "passes/reuse_options.h"
 #include "passes/tensor_move_delete.h"
 
 namespace graphvet {
 namespace {
+
+PassStats runDcePass(Module &m, PassContext &ctx) {
+  DceStats s = runDce(m, DceOptions{}, &ctx.remarks);
+  PassStats stats;
+  stats.counters["nodes_before"] = s.nodesBefore;
+  stats.counters["removed"] = s.removed;
+  stats.counters["kept_for_effect"] = s.keptForEffect;
+  stats.counters["subgraphs_removed"] = s.subgraphsRemoved;
+  return stats;
+}
+
+PassStats runCsePass(Module &m, PassContext &ctx) {
+  CseStats s = runCse(m, CseOptions{}, &ctx.remarks);
+  PassStats stats;
+  stats.counters["candidates"] = s.candidates;
+  stats.counters["merged"] = s.merged;
+  stats.counters["refused"] = s.refused;
+  return stats;
+}
 
 PassStats runTensorMoveDeletePass(Module &m, PassContext &ctx) {
   TensorMoveDeleteOptions options;
@@ -37,11 +58,20 @@ PassStats runTensorMoveDeletePass(Module &m, PassContext &ctx) {
   return stats;
 }
 
+// In pipeline order (midend-passes.md: -O1 ends with dce, -O2 adds cse and,
+// after it, tensor-move-delete).
 constexpr PassInfo kPasses[] = {
+    {kDceName,
+     "remove nodes whose results reach no output and that have no effect (docs/passes/dce.md)",
+     kExplicitOnly, runDcePass, NumericContract::Exact},
+    {kCseName,
+     "merge nodes with the same op, equal attributes and the same inputs "
+     "(docs/passes/cse.md)",
+     kExplicitOnly, runCsePass, NumericContract::Exact},
     {kTensorMoveDeleteName,
      "delete TensorMove copies proven redundant (scenarios 1-5, Rules 1-5 of "
      "docs/passes/tensor-move-delete.md)",
-     3, runTensorMoveDeletePass},
+     3, runTensorMoveDeletePass, NumericContract::Exact},
 };
 
 std::string knownPasses() {

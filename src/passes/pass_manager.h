@@ -59,6 +59,10 @@ struct PassInfo {
 };
 
 inline constexpr unsigned kMaxOptLevel = 3;
+/// PassInfo::minLevel of a pass that no -O level runs yet: it runs only when
+/// named by --passes (a pass not yet in the -O1..-O3 pipelines of
+/// midend-passes.md: dce and cse until the clean-up passes are complete).
+inline constexpr unsigned kExplicitOnly = ~0u;
 
 /// Every pass, in pipeline order.
 std::span<const PassInfo> allPasses();

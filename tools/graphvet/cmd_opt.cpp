@@ -201,8 +201,10 @@ std::string passTable() {
   std::string out = "Passes (in pipeline order; -O<level> runs those with level <= it; the "
                     "numeric contract graphvet check holds each to):\n";
   for (const PassInfo &p : allPasses())
-    out += "  " + std::string(p.name) + "  [O" + std::to_string(p.minLevel) + ", " +
-           std::string(contractName(p.contract)) + "]  " + std::string(p.summary) + "\n";
+    out += "  " + std::string(p.name) + "  [" +
+           (p.minLevel == kExplicitOnly ? std::string("--passes only")
+                                        : "O" + std::to_string(p.minLevel)) +
+           ", " + std::string(contractName(p.contract)) + "]  " + std::string(p.summary) + "\n";
   return out;
 }
 

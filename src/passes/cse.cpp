@@ -1,0 +1,239 @@
+// CommonSubexpressionEliminationPass; see cse.h. Each graph is walked once in
+// topological order; every candidate is looked up in a hash table keyed by
+// op type, output count, inputs and attribute keys, and compared exactly
+// (attribute values with AttrValue's operator==, so floats bit for bit and
+// tensors by value). Because a merge rewires consumers before they are
+// visited, a chain of duplicates merges in the same walk.
+#include "passes/cse.h"
+
+#include "ir/op_library.h"
+#include "passes/buffer_analysis.h"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+namespace graphvet {
+namespace {
+
+/// Why a node may not be merged (empty tag: it may).
+struct Refusal {
+  std::string tag;
+  std::string why;
+};
+
+struct NodeFacts {
+  bool candidate = false; ///< in the table at all
+  std::optional<Refusal> refusal;
+  bool reachesGraphOutput = false;
+};
+
+size_t hashNode(const Node &n) {
+  size_t h = std::hash<std::string>{}(n.type);
+  auto mix = [&](size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
+  mix(n.numOutputs);
+  for (const std::optional<OutPort> &in : n.inputs)
+    mix(in ? (size_t{in->node} << 20) ^ in->index : size_t{0x5bd1e995});
+  for (const auto &[key, value] : n.attrs)
+    mix(std::hash<std::string>{}(key));
+  return h;
+}
+
+bool sameComputation(const Node &a, const Node &b) {
+  return a.type == b.type && a.numOutputs == b.numOutputs && a.inputs == b.inputs &&
+         a.attrs == b.attrs;
+}
+
+/// The reserved attributes that forbid deleting a node (as for dce).
+bool isReserved(const Node &n) {
+  if (n.attr("no_need_constant_folding"))
+    return true;
+  const AttrValue *v = n.attr("_cannot_be_deleted");
+  return v && ((v->isBool() && v->asBool()) || (v->isString() && v->asString() == "true"));
+}
+
+class CsePass {
+public:
+  CsePass(Module &m, const CseOptions &options, std::vector<Remark> *remarks)
+      : m_(m), options_(options), remarks_(remarks), index_(m) {}
+
+  CseStats run() {
+    for (GraphId g : m_.canonicalGraphOrder())
+      runGraph(g);
+    return stats_;
+  }
+
+private:
+  /// Whether the buffer behind `p` may be written by anything: traced to its
+  /// source, then explored forward from every binding of that source.
+  /// Cached by source, so a buffer read by many nodes is explored once.
+  std::optional<Refusal> inputRefusal(GraphId g, OutPort p) {
+    SourceTrace trace = traceSource(m_, index_, g, p, options_.analysisBudget);
+    if (trace.kind == SourceKind::Variable || trace.kind == SourceKind::VariableRef)
+      return Refusal{"variable-read", "reads a variable, which other nodes may write"};
+    if (trace.kind != SourceKind::Ordinary && trace.kind != SourceKind::Weight &&
+        trace.kind != SourceKind::UserInput)
+      return Refusal{"unknown-source",
+                     std::string("an input's buffer traces to ") + sourceKindName(trace.kind)};
+    const TraceStep &src = trace.steps.back();
+    PortRef key{src.graph, src.port};
+    if (trace.kind == SourceKind::UserInput)
+      key = PortRef{kNoGraph, OutPort{kNoNode, trace.userInput}};
+    auto [it, fresh] = writtenSources_.try_emplace(key);
+    if (fresh) {
+      std::vector<SlotRef> slots;
+      if (trace.kind == SourceKind::UserInput) {
+        for (NodeId d : index_.rootDataWithIndex(trace.userInput))
+          for (uint32_t k = 0; k < m_.root().node(d).numOutputs; ++k)
+            for (const SlotRef &s : consumerSlots(m_, PortRef{0, OutPort{d, k}}))
+              slots.push_back(s);
+      } else {
+        slots = consumerSlots(m_, key);
+      }
+      BufferUses uses = exploreUses(m_, index_, slots, options_.analysisBudget);
+      it->second = uses.overBudget ? 2 : writes(uses.access) ? 1 : 0;
+    }
+    if (it->second == 2)
+      return Refusal{"budget", "the exploration of an input's buffer ran out of budget"};
+    if (it->second == 1)
+      return Refusal{"written-input",
+                     "an input's buffer is written in place, so equal reads may differ"};
+    return std::nullopt;
+  }
+
+  NodeFacts factsOf(GraphId g, NodeId id) {
+    const Graph &graph = m_.graph(g);
+    const Node &n = graph.node(id);
+    NodeFacts f;
+    OpKind kind = opKind(n);
+    if (kind != OpKind::Ordinary && kind != OpKind::Weight && kind != OpKind::Copy)
+      return f; // interface, variables and subgraph holders are never merged
+    // A weight without a `value` literal is filled by its name (semantics.md
+    // §3), so two of them are different values however alike they look.
+    if (kind == OpKind::Weight) {
+      const AttrValue *value = n.attr("value");
+      if (!options_.mergeConstants || !value || !value->isTensor())
+        return f;
+    }
+    f.candidate = true;
+    auto refuse = [&](std::string tag, std::string why) {
+      if (!f.refusal)
+        f.refusal = Refusal{std::move(tag), std::move(why)};
+    };
+    if (isReserved(n))
+      refuse("reserved-attr", "a reserved attribute forbids deleting it");
+    if (lookupOp(n.type).nondeterministic)
+      refuse("random", "a random op's draw is its own (merging would repeat it)");
+    if (kind == OpKind::Copy)
+      refuse("fresh-buffer", "a copy exists to make a buffer of its own");
+    if (!refWrittenInputs(n).empty() || isInputMutable(n))
+      refuse("effect", "writes an input in place");
+    for (uint32_t k = 0; k < n.numOutputs; ++k)
+      if (refVarSrcName(n, k))
+        refuse("effect", "an output is bound to a variable");
+    if (!n.ctrlIn.empty() || !n.ctrlOut.empty())
+      refuse("ctrl-edge", "has control edges, which order it on its own");
+    if (f.refusal)
+      return f;
+    for (const std::optional<OutPort> &in : n.inputs)
+      if (in && !f.refusal)
+        if (std::optional<Refusal> r = inputRefusal(g, *in))
+          f.refusal = std::move(r);
+    if (f.refusal)
+      return f;
+    std::vector<SlotRef> slots;
+    for (uint32_t k = 0; k < n.numOutputs; ++k)
+      for (const SlotRef &s : consumerSlots(m_, PortRef{g, OutPort{id, k}}))
+        slots.push_back(s);
+    BufferUses uses = exploreUses(m_, index_, slots, options_.analysisBudget);
+    if (uses.overBudget)
+      refuse("budget", "the exploration of its result ran out of budget");
+    else if (writes(uses.access))
+      refuse("written-result", "its result is later written in place");
+    f.reachesGraphOutput = !uses.rootOutputs.empty();
+    return f;
+  }
+
+  void remark(const Graph &g, const Node &n, const char *decision, std::string tag,
+              std::string message) {
+    if (!remarks_)
+      return;
+    Remark r;
+    r.pass = std::string(kCseName);
+    r.node = n.name;
+    r.decision = decision;
+    r.rule = std::move(tag);
+    r.message = std::move(message);
+    r.graph = g.name;
+    r.loc = n.loc;
+    remarks_->push_back(std::move(r));
+  }
+
+  void runGraph(GraphId gid) {
+    Graph &g = m_.graph(gid);
+    std::optional<std::vector<NodeId>> order = g.topoOrder();
+    if (!order)
+      return;
+    std::unordered_map<size_t, std::vector<NodeId>> table;
+    std::vector<NodeFacts> facts(g.capacity());
+    for (NodeId id : *order) {
+      facts[id] = factsOf(gid, id);
+      if (!facts[id].candidate)
+        continue;
+      ++stats_.candidates;
+      const Node &n = g.node(id);
+      std::vector<NodeId> &bucket = table[hashNode(n)];
+      NodeId equal = kNoNode;
+      for (NodeId other : bucket)
+        if (sameComputation(g.node(other), n)) {
+          equal = other;
+          break;
+        }
+      if (equal == kNoNode) {
+        bucket.push_back(id);
+        continue;
+      }
+      const std::string &keptName = g.node(equal).name;
+      std::optional<Refusal> refusal = facts[id].refusal ? facts[id].refusal : facts[equal].refusal;
+      if (!refusal && facts[id].reachesGraphOutput && facts[equal].reachesGraphOutput)
+        refusal = Refusal{"graph-outputs",
+                          "both results are graph outputs, which must not start to alias"};
+      if (refusal) {
+        ++stats_.refused;
+        remark(g, n, "kept", refusal->tag,
+               "kept " + n.name + ": equal to " + keptName + " but " + refusal->why);
+        // An equal node that may not merge still serves as the
+        // representative for later ones only if it could merge itself.
+        if (facts[equal].refusal && !facts[id].refusal)
+          std::replace(bucket.begin(), bucket.end(), equal, id);
+        continue;
+      }
+      remark(g, n, "merged", "merged", "merged " + n.name + " into " + keptName);
+      facts[equal].reachesGraphOutput =
+          facts[equal].reachesGraphOutput || facts[id].reachesGraphOutput;
+      for (uint32_t k = 0; k < n.numOutputs; ++k)
+        g.replaceAllUses(OutPort{id, k}, OutPort{equal, k});
+      g.removeNode(id);
+      ++stats_.merged;
+    }
+  }
+
+  Module &m_;
+  const CseOptions &options_;
+  std::vector<Remark> *remarks_;
+  ModuleIndex index_;
+  /// By buffer source: 0 never written, 1 written, 2 exploration over budget.
+  std::map<PortRef, int> writtenSources_;
+  CseStats stats_;
+};
+
+} // namespace
+
+CseStats runCse(Module &m, const CseOptions &options, std::vector<Remark> *remarks) {
+  return CsePass(m, options, remarks).run();
+}
+
+} // namespace graphvet
