@@ -9,9 +9,9 @@
 namespace graphvet::props {
 namespace {
 
-/// How many choice bytes a step carries (the most any op builder reads,
-/// Conv's, is below this; the rest read as 0).
-constexpr size_t kChoiceBytes = 40;
+/// How many choice bytes a step carries: more than any op builder reads
+/// (Conv, the most, about 36); a builder reading past them gets zeros.
+constexpr size_t kChoiceBytes = 48;
 /// References a step carries (Concat's, the most, read four).
 constexpr size_t kStepRefs = 4;
 

@@ -59,9 +59,12 @@ void buildIsInf(Builder &b, const std::string &op) {
   b.emit1(op, {x}, std::move(attrs), {DType::Bool, x.type.shape});
 }
 
-/// Cast to any dtype (`to` as an identifier, sometimes a string).
+/// Cast from any dtype to any dtype (`to` as an identifier, sometimes a
+/// string): the input is mostly of a chosen dtype (an earlier value, or
+/// one cast to it), so that every pair of dtypes occurs.
 void buildCast(Builder &b, const std::string &op) {
-  Value x = b.any();
+  const DType from = pickDType(kAllDTypes, b.ch.next());
+  Value x = b.ch.chance(70) ? b.input(dtypeBit(from)) : b.any();
   DType to = pickDType(kAllDTypes, b.ch.next());
   AttrMap attrs;
   attrs["to"] = b.ch.chance(15) ? AttrValue::ofString(std::string(dtypeName(to))) : ident(to);

@@ -8,10 +8,6 @@
 
 namespace graphvet::props {
 
-size_t countTypedSteps(const TypedRecipe &r) {
-  return r.steps.size();
-}
-
 void showValue(const TypedRecipe &r, std::ostream &os) {
   os << "typed recipe: " << r.sources.size() << " sources, " << r.steps.size() << " steps:";
   for (const TypedStep &s : r.steps)

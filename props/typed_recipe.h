@@ -80,9 +80,6 @@ private:
   size_t pos_ = 0;
 };
 
-/// Number of op steps.
-size_t countTypedSteps(const TypedRecipe &r);
-
 /// RapidCheck prints counterexamples with this: the graph the recipe builds,
 /// as `.graph` text, after the recipe's own summary.
 void showValue(const TypedRecipe &r, std::ostream &os);

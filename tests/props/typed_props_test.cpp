@@ -229,12 +229,17 @@ GRAPHVET_PROP(TypedGraphProps, WellTypedAndKernelsAgree, 2000, ()) {
 }
 
 /// Property 2: the interpreter completes every generated graph, in the
-/// reference order and in a seeded random order, without a fault.
+/// reference order and in a seeded random order, without a fault, and both
+/// orders give the same bits.
 GRAPHVET_PROP(TypedGraphProps, InterpreterNeverFaults, 2000, ()) {
   TypedModule tm = buildTypedModule(*genTypedRecipe());
   const uint64_t seed = *rc::gen::arbitrary<uint64_t>();
-  assertRanCleanly(runAt(tm.module, seed));
-  assertRanCleanly(runAt(tm.module, seed, oracle::ScheduleKind::Random));
+  oracle::RunReport reference = runAt(tm.module, seed);
+  oracle::RunReport random = runAt(tm.module, seed, oracle::ScheduleKind::Random);
+  assertRanCleanly(reference);
+  assertRanCleanly(random);
+  // A graph of pure numeric ops computes the same bits in every order.
+  assertSameObservation(reference.result.run1.observation, random.result.run1.observation);
 }
 
 /// Property 3: print(parse(print(g))) == print(g), bit for bit, and the
@@ -289,16 +294,27 @@ GRAPHVET_PROP(TypedGraphProps, ShrunkRecipesStayValid, 200, ()) {
   }
 }
 
-/// Coverage over fixed seeds: every op of the catalogue is generated, and
-/// the constants hold the specials of tensor-semantics.md §7.
+/// Coverage over fixed seeds: every op of the catalogue is generated, Casts
+/// cover most dtype pairs, and the constants hold the specials of
+/// tensor-semantics.md §7.
 TEST(TypedGraphProps, EveryOpAndSpecialOccurs) {
+  constexpr uint64_t kCoverageSeeds = 1000;
   std::map<std::string, int> ops;
   std::map<std::string, int> specials;
-  for (uint64_t seed = 1; seed <= 400; ++seed) {
+  std::set<std::pair<DType, DType>> castPairs;
+  for (uint64_t seed = 1; seed <= kCoverageSeeds; ++seed) {
     TypedModule tm = generateTypedModule(seed);
     for (const std::string &op : tm.stepOps)
       ++ops[op];
     const Graph &g = tm.module.root();
+    Diagnostics diags;
+    ModuleTypes types = inferModuleTypes(tm.module, diags);
+    for (NodeId id : g.nodesOfType("Cast")) {
+      const TensorType *from = types.of(0, *g.node(id).inputs[0]);
+      const TensorType *to = types.of(0, id, 0);
+      if (from && to)
+        castPairs.insert({from->dtype, to->dtype});
+    }
     for (NodeId id : g.liveNodes()) {
       const Tensor *t = attrTensor(g.node(id), "value");
       if (!t || !isFloat(t->dtype()))
@@ -327,7 +343,10 @@ TEST(TypedGraphProps, EveryOpAndSpecialOccurs) {
     table += fmt::format("  {:<24} {:>5}\n", op, ops[op]);
     EXPECT_GT(ops[op], 0) << op << " never generated";
   }
-  std::cout << "typed ops over 400 graphs:\n" << table;
+  std::cout << "typed ops over " << kCoverageSeeds << " graphs:\n" << table;
+  std::cout << "  Cast dtype pairs: " << castPairs.size() << " of " << kNumDTypes * kNumDTypes
+            << "\n";
+  EXPECT_GE(castPairs.size(), 100u);
   for (const char *s : {"nan", "+inf", "-inf", "-0", "f32 subnormal", "2^24", "65504"}) {
     std::cout << "  constants holding " << s << ": " << specials[s] << "\n";
     EXPECT_GT(specials[s], 0) << s;
