@@ -1,0 +1,365 @@
+// Properties of typed random graphs (props/typed_graph.h): every generated
+// graph passes the verifier; its inferred types equal the generator's own
+// model and the types of the tensors the kernels produce, node by node, and
+// the interpreter's outputs equal that direct evaluation bit for bit; the
+// interpreter never faults; the text format round-trips bit for bit and the
+// parsed graph computes the same bits; the same seed gives the same graph
+// and the same bits. Plus: every shrink stays valid, and over fixed seeds
+// every catalogue op and the specials of tensor-semantics.md §7 occur.
+#include "prop_support.h"
+
+#include "ir/op_def.h"
+#include "ir/parser.h"
+#include "ir/printer.h"
+#include "ir/types.h"
+#include "ir/verifier.h"
+#include "oracle/interpreter.h"
+#include "props/typed_graph.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <set>
+
+namespace graphvet::props {
+namespace {
+
+std::string diagnosticsText(const Diagnostics &diags) {
+  std::string out;
+  for (const Diagnostic &d : diags)
+    out += d.format("<generated>") + "\n";
+  return out;
+}
+
+oracle::RunReport runAt(const Module &m, uint64_t seed,
+                        oracle::ScheduleKind schedule = oracle::ScheduleKind::Reference) {
+  oracle::RunOptions opts;
+  opts.seed = seed;
+  opts.schedule.kind = schedule;
+  opts.schedule.seed = seed;
+  return oracle::runModule(m, opts);
+}
+
+/// Fails the property unless the run completed without fault.
+void assertRanCleanly(const oracle::RunReport &rep) {
+  RC_LOG() << "run error: " << rep.error << "\ncrash: " << rep.result.crash() << "\n";
+  RC_ASSERT(rep.ok);
+  RC_ASSERT_FALSE(rep.result.crashed());
+  RC_ASSERT_FALSE(rep.result.budgetExceeded());
+}
+
+/// The root NetOutput of a typed module (its last node).
+const Node &netOutput(const Module &m) {
+  const Graph &g = m.root();
+  std::vector<NodeId> outs = g.nodesOfType("NetOutput");
+  RC_ASSERT(outs.size() == 1u);
+  return g.node(outs[0]);
+}
+
+/// Ops that may make an indeterminate element from determinate inputs
+/// (tensor-semantics.md §2 and the choices of docs/numbers.md): integer
+/// division and remainder by zero, float-to-integer conversions (casts,
+/// integer Pow, integer L2/LogSum/LogSumExp), out-of-range Gather indices,
+/// empty windows, axes and normalizations, integer means of nothing.
+const std::set<std::string> kMayMakeIndeterminate = {"Div",
+                                                     "Mod",
+                                                     "Pow",
+                                                     "Cast",
+                                                     "CastLike",
+                                                     "Gather",
+                                                     "ArgMax",
+                                                     "ArgMin",
+                                                     "MaxPool",
+                                                     "AveragePool",
+                                                     "GlobalMaxPool",
+                                                     "GlobalAveragePool",
+                                                     "ReduceMean",
+                                                     "ReduceL2",
+                                                     "ReduceLogSum",
+                                                     "ReduceLogSumExp",
+                                                     "BatchNormalization",
+                                                     "InstanceNormalization",
+                                                     "LayerNormalization"};
+
+/// Every node evaluated in topological order through its op's kernel
+/// (evaluateNode: inference on the concrete inputs, then the kernel), the
+/// Data taking the bytes the interpreter filled them with. Checks that each
+/// output the kernel produces has the statically inferred type, and returns
+/// the values of every port.
+std::map<OutPort, Tensor> evaluateDirectly(const Module &m, const ModuleTypes &types,
+                                           const oracle::Observation &obs) {
+  const Graph &g = m.root();
+  std::map<int64_t, const oracle::Bytes *> inputs;
+  for (const auto &[index, bytes] : obs.inputs)
+    inputs[index] = &bytes;
+  std::map<OutPort, Tensor> values;
+  auto order = g.topoOrder();
+  RC_ASSERT(order.has_value());
+  for (NodeId id : *order) {
+    const Node &n = g.node(id);
+    if (n.type == "NetOutput")
+      continue;
+    const TensorType *t0 = types.of(0, id, 0);
+    RC_ASSERT(t0 != nullptr);
+    if (n.type == "Data") {
+      auto it = inputs.find(*n.intAttr("index"));
+      RC_ASSERT(it != inputs.end());
+      values[{id, 0}] = Tensor(*t0, *it->second);
+      continue;
+    }
+    if (n.type == "Const") {
+      values[{id, 0}] = *attrTensor(n, "value");
+      continue;
+    }
+    std::vector<const Tensor *> ins;
+    for (const auto &src : n.inputs)
+      ins.push_back(src ? &values.at(*src) : nullptr);
+    std::string error;
+    auto outs = evaluateNode(n, ins, error);
+    RC_LOG() << n.name << ": " << error << "\n";
+    RC_ASSERT(outs.has_value());
+    RC_ASSERT(outs->size() >= n.numOutputs);
+    bool undefIn = false;
+    for (const Tensor *t : ins)
+      undefIn = undefIn || (t && t->anyUndef());
+    if (!undefIn && !kMayMakeIndeterminate.count(n.type))
+      for (uint32_t k = 0; k < n.numOutputs; ++k)
+        if ((*outs)[k].anyUndef())
+          RC_FAIL(fmt::format("{} ({}) output {} has indeterminate elements, but none of its "
+                              "inputs does",
+                              n.name, n.type, k));
+    for (uint32_t k = 0; k < n.numOutputs; ++k) {
+      const TensorType *t = types.of(0, id, k);
+      RC_ASSERT(t != nullptr);
+      if ((*outs)[k].type() != *t)
+        RC_FAIL(fmt::format("{}:{}: the kernel produced {} but inference says {}", n.name, k,
+                            (*outs)[k].type().str(), t->str()));
+      values[{id, k}] = std::move((*outs)[k]);
+    }
+  }
+  return values;
+}
+
+/// Interpreter output k equals the directly evaluated tensor: type, every
+/// element's indeterminacy, and the bits of every determinate element.
+void assertSameTensor(const std::string &what, const Tensor &t, const oracle::Bytes &bytes,
+                      const oracle::ElementView &view) {
+  if (view.dtype != t.dtype() || view.shape != t.shape())
+    RC_FAIL(fmt::format("{}: the interpreter's output is {}{} but the kernels give {}", what,
+                        dtypeName(view.dtype), shapeStr(view.shape), t.type().str()));
+  RC_ASSERT(bytes.size() == t.bytes().size());
+  const uint32_t w = dtypeBytes(t.dtype());
+  for (int64_t i = 0; i < t.size(); ++i) {
+    bool undef = false;
+    for (uint32_t j = 0; j < w && !view.undef.empty(); ++j)
+      undef = undef || view.undef[static_cast<size_t>(i) * w + j] != 0;
+    if (undef != t.isUndef(i))
+      RC_FAIL(fmt::format("{}: element {} is {} in the interpreter but {} in the kernels", what, i,
+                          undef ? "indeterminate" : "determinate",
+                          t.isUndef(i) ? "indeterminate" : "determinate"));
+    if (!undef && std::memcmp(bytes.data() + i * w, t.at(i), w) != 0)
+      RC_FAIL(
+          fmt::format("{}: element {} differs between the interpreter and the kernels", what, i));
+  }
+}
+
+/// Bitwise equality of two observations: outputs, their indeterminate
+/// bytes, and the inputs the runs were given.
+void assertSameObservation(const oracle::Observation &a, const oracle::Observation &b) {
+  RC_ASSERT(a.outputs == b.outputs);
+  RC_ASSERT(a.inputs == b.inputs);
+  RC_ASSERT(a.outputViews.size() == b.outputViews.size());
+  for (size_t k = 0; k < a.outputViews.size(); ++k) {
+    RC_ASSERT(a.outputViews[k].dtype == b.outputViews[k].dtype);
+    RC_ASSERT(a.outputViews[k].shape == b.outputViews[k].shape);
+    RC_ASSERT(a.outputViews[k].undef == b.outputViews[k].undef);
+  }
+}
+
+/// The verifier accepts the graph, and inference gives every port the
+/// type the generator's model states; returns the inferred types.
+ModuleTypes assertWellTyped(const TypedModule &tm) {
+  Diagnostics diags = verifyModule(tm.module);
+  RC_LOG() << diagnosticsText(diags);
+  if (hasErrors(diags))
+    RC_LOG() << printModule(tm.module);
+  RC_ASSERT_FALSE(hasErrors(diags));
+  Diagnostics typeDiags;
+  ModuleTypes types = inferModuleTypes(tm.module, typeDiags);
+  RC_ASSERT_FALSE(hasErrors(typeDiags));
+  for (const ModelPort &mp : tm.model) {
+    const TensorType *t = types.of(0, mp.port);
+    const Node &n = tm.module.root().node(mp.port.node);
+    RC_ASSERT(t != nullptr);
+    if (*t != mp.type)
+      RC_FAIL(fmt::format("{} ({}) output {}: inference says {}, the generator's model {}", n.name,
+                          n.type, mp.port.index, t->str(), mp.type.str()));
+  }
+  return types;
+}
+
+/// Property 1: the verifier accepts every generated graph; inference gives
+/// the generator's model types; the kernels produce exactly the inferred
+/// types; the interpreter's outputs are the kernels' tensors, bit for bit.
+GRAPHVET_PROP(TypedGraphProps, WellTypedAndKernelsAgree, 2000, ()) {
+  TypedModule tm = buildTypedModule(*genTypedRecipe());
+  const uint64_t seed = *rc::gen::arbitrary<uint64_t>();
+  ModuleTypes types = assertWellTyped(tm);
+  oracle::RunReport rep = runAt(tm.module, seed);
+  assertRanCleanly(rep);
+  const oracle::Observation &obs = rep.result.run1.observation;
+  std::map<OutPort, Tensor> values = evaluateDirectly(tm.module, types, obs);
+  const Node &out = netOutput(tm.module);
+  RC_ASSERT(obs.outputs.size() == out.inputs.size());
+  for (size_t k = 0; k < out.inputs.size(); ++k) {
+    const Node &producer = tm.module.root().node(out.inputs[k]->node);
+    assertSameTensor(fmt::format("output {} ({} {})", k, producer.type, producer.name),
+                     values.at(*out.inputs[k]), obs.outputs[k], obs.outputViews[k]);
+  }
+  bool undef = false;
+  for (const oracle::ElementView &v : obs.outputViews)
+    undef = undef || v.anyUndef();
+  const size_t steps = tm.stepOps.size();
+  RC_TAG(steps <= 4    ? "1-4 ops"
+         : steps <= 12 ? "5-12 ops"
+                       : "13+ ops",
+         undef ? "an indeterminate output" : "all outputs determinate");
+}
+
+/// Property 2: the interpreter completes every generated graph, in the
+/// reference order and in a seeded random order, without a fault, and both
+/// orders give the same bits.
+GRAPHVET_PROP(TypedGraphProps, InterpreterNeverFaults, 2000, ()) {
+  TypedModule tm = buildTypedModule(*genTypedRecipe());
+  const uint64_t seed = *rc::gen::arbitrary<uint64_t>();
+  oracle::RunReport reference = runAt(tm.module, seed);
+  oracle::RunReport random = runAt(tm.module, seed, oracle::ScheduleKind::Random);
+  assertRanCleanly(reference);
+  assertRanCleanly(random);
+  // A graph of pure numeric ops computes the same bits in every order.
+  assertSameObservation(reference.result.run1.observation, random.result.run1.observation);
+}
+
+/// Property 3: print(parse(print(g))) == print(g), bit for bit, and the
+/// parsed graph runs to the same bits as the generated one.
+GRAPHVET_PROP(TypedGraphProps, FormatRoundTripsBitForBit, 2000, ()) {
+  TypedModule tm = buildTypedModule(*genTypedRecipe());
+  const uint64_t seed = *rc::gen::arbitrary<uint64_t>();
+  std::string text = printModule(tm.module);
+  ParseResult parsed = parseModule(text);
+  RC_LOG() << diagnosticsText(parsed.diagnostics);
+  RC_ASSERT(parsed.module.has_value());
+  RC_ASSERT(printModule(*parsed.module) == text);
+  oracle::RunReport a = runAt(tm.module, seed), b = runAt(*parsed.module, seed);
+  assertRanCleanly(a);
+  assertRanCleanly(b);
+  assertSameObservation(a.result.run1.observation, b.result.run1.observation);
+}
+
+/// Property 4: the same seed gives the same graph, and two runs of it at
+/// the same run seed give the same bits.
+GRAPHVET_PROP(TypedGraphProps, SameSeedSameBits, 1000, ()) {
+  const uint64_t genSeed = *rc::gen::arbitrary<uint64_t>();
+  const int size = *rc::gen::inRange(0, kTypedDefaultSize + 1);
+  const uint64_t runSeed = *rc::gen::arbitrary<uint64_t>();
+  TypedModule a = generateTypedModule(genSeed, size), b = generateTypedModule(genSeed, size);
+  RC_ASSERT(printModule(a.module) == printModule(b.module));
+  oracle::RunReport ra = runAt(a.module, runSeed), rb = runAt(b.module, runSeed);
+  assertRanCleanly(ra);
+  assertRanCleanly(rb);
+  assertSameObservation(ra.result.run1.observation, rb.result.run1.observation);
+}
+
+/// Shrinking works on the recipe, so every shrink must build a valid,
+/// well-typed graph too: walk the first shrinks of each level.
+GRAPHVET_PROP(TypedGraphProps, ShrunkRecipesStayValid, 200, ()) {
+  const uint64_t seed = *rc::gen::arbitrary<uint64_t>();
+  rc::Shrinkable<TypedRecipe> s = generateTypedRecipe(seed, 60);
+  for (int depth = 0; depth < 5; ++depth) {
+    rc::Seq<rc::Shrinkable<TypedRecipe>> shrinks = s.shrinks();
+    std::optional<rc::Shrinkable<TypedRecipe>> next;
+    int tried = 0;
+    while (auto shrink = shrinks.next()) {
+      assertWellTyped(buildTypedModule(shrink->value()));
+      if (!next)
+        next = *shrink;
+      if (++tried == 6)
+        break;
+    }
+    if (!next)
+      break;
+    s = *next;
+  }
+}
+
+/// Coverage over fixed seeds: every op of the catalogue is generated, Casts
+/// cover most dtype pairs, and the constants hold the specials of
+/// tensor-semantics.md §7.
+TEST(TypedGraphProps, EveryOpAndSpecialOccurs) {
+  constexpr uint64_t kCoverageSeeds = 1000;
+  std::map<std::string, int> ops;
+  std::map<std::string, int> specials;
+  std::set<std::pair<DType, DType>> castPairs;
+  for (uint64_t seed = 1; seed <= kCoverageSeeds; ++seed) {
+    TypedModule tm = generateTypedModule(seed);
+    for (const std::string &op : tm.stepOps)
+      ++ops[op];
+    const Graph &g = tm.module.root();
+    Diagnostics diags;
+    ModuleTypes types = inferModuleTypes(tm.module, diags);
+    for (NodeId id : g.nodesOfType("Cast")) {
+      const TensorType *from = types.of(0, *g.node(id).inputs[0]);
+      const TensorType *to = types.of(0, id, 0);
+      if (from && to)
+        castPairs.insert({from->dtype, to->dtype});
+    }
+    for (NodeId id : g.liveNodes()) {
+      const Tensor *t = attrTensor(g.node(id), "value");
+      if (!t || !isFloat(t->dtype()))
+        continue;
+      for (int64_t i = 0; i < t->size(); ++i) {
+        double v = t->getDouble(i);
+        if (std::isnan(v))
+          ++specials["nan"];
+        else if (std::isinf(v))
+          ++specials[v > 0 ? "+inf" : "-inf"];
+        else if (v == 0 && std::signbit(v))
+          ++specials["-0"];
+        else if (v != 0 && std::fpclassify(static_cast<float>(v)) == FP_SUBNORMAL &&
+                 t->dtype() == DType::F32)
+          ++specials["f32 subnormal"];
+        else if (v == 16777216.0)
+          ++specials["2^24"];
+        else if (v == 65504.0)
+          ++specials["65504"];
+      }
+    }
+  }
+  std::string table;
+  for (size_t i = 0; i < numTypedOps(); ++i) {
+    std::string op(typedOpName(i));
+    table += fmt::format("  {:<24} {:>5}\n", op, ops[op]);
+    EXPECT_GT(ops[op], 0) << op << " never generated";
+  }
+  std::cout << "typed ops over " << kCoverageSeeds << " graphs:\n" << table;
+  std::cout << "  Cast dtype pairs: " << castPairs.size() << " of " << kNumDTypes * kNumDTypes
+            << "\n";
+  EXPECT_GE(castPairs.size(), 100u);
+  for (const char *s : {"nan", "+inf", "-inf", "-0", "f32 subnormal", "2^24", "65504"}) {
+    std::cout << "  constants holding " << s << ": " << specials[s] << "\n";
+    EXPECT_GT(specials[s], 0) << s;
+  }
+}
+
+TEST(TypedGraphProps, GeneratorIsDeterministic) {
+  for (uint64_t seed = 1; seed <= 50; ++seed)
+    EXPECT_EQ(printModule(generateTypedModule(seed).module),
+              printModule(generateTypedModule(seed).module))
+        << seed;
+  EXPECT_NE(printModule(generateTypedModule(1).module), printModule(generateTypedModule(2).module));
+}
+
+} // namespace
+} // namespace graphvet::props
