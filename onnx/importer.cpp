@@ -57,17 +57,21 @@ bool Context::nondeterministic(std::string_view opType) const {
 }
 
 std::optional<TensorType> Context::staticType(const std::string &value) const {
+  auto inferred = [&]() -> std::optional<TensorType> {
+    auto i = inferredTypes.find(value);
+    return i == inferredTypes.end() ? std::nullopt : std::optional<TensorType>(i->second);
+  };
   auto it = valueTypes.find(value);
   if (it == valueTypes.end() || !it->second.has_tensor_type())
-    return std::nullopt;
+    return inferred();
   const auto &tt = it->second.tensor_type();
   auto dtype = dtypeOfElemType(tt.elem_type());
   if (!dtype || !tt.has_shape())
-    return std::nullopt;
+    return inferred();
   TensorType t{*dtype, {}};
   for (const auto &d : tt.shape().dim()) {
     if (!d.has_dim_value() || d.dim_value() < 0)
-      return std::nullopt;
+      return inferred();
     t.shape.push_back(d.dim_value());
   }
   return t;
@@ -375,6 +379,9 @@ ImportResult importModel(Context &ctx, const std::string &checkPath) {
     return r;
   }
   onnx::GraphProto &g = *ctx.model.mutable_graph();
+  for (const auto &o : ctx.model.opset_import())
+    if (o.domain().empty() || o.domain() == "ai.onnx")
+      ctx.opset = o.version();
 
   // 1. Everything graphvet cannot express, reported together.
   UnsupportedScan(ctx, r).graph(g);
