@@ -59,6 +59,9 @@ struct Context {
   /// Values of a Loop body typed differently in different iterations: why
   /// (for the error of a node that needs the type).
   std::map<std::string, std::string> typeConflicts;
+  /// If branches (whose condition is not known) where graphvet's inference
+  /// fails: the first node that does not type (for the If's error).
+  std::map<const onnx::GraphProto *, std::string> untypedBranches;
   /// If nodes whose condition is known before running: the branch taken
   /// (0 then, 1 else); the translation puts that branch in the If's place.
   std::map<const onnx::NodeProto *, int> staticBranches;
@@ -104,6 +107,10 @@ std::vector<size_t> shapeOperandSlots(const Context &ctx, const onnx::NodeProto 
 /// The root graph inputs whose value feeds a shape operand (stopping at
 /// Shape and Size, which read only their input's type).
 std::set<std::string> inputsFeedingShapeOperands(const Context &ctx);
+
+/// The root graph inputs whose value `value` depends on (stopping at Shape
+/// and Size).
+std::set<std::string> inputsFeeding(const Context &ctx, const std::string &value);
 
 /// Fills ctx.neededValues and computes what it can of them into
 /// ctx.staticValues (recording ctx.folded); types what ONNX's inference

@@ -48,12 +48,14 @@ const onnx::GraphProto *graphAttribute(const onnx::NodeProto &n, const std::stri
   return nullptr;
 }
 
-/// Walks back from every shape operand slot (and every If condition when
-/// `ifConditions`); `visit` sees each value reached (Shape and Size stop the
-/// walk: their input's value does not matter). A Loop body's iteration
-/// counter leads to the Loop's trip count.
-void walkShapeOperandSources(const Context &ctx, bool ifConditions,
-                             const std::function<void(const std::string &)> &visit) {
+/// Walks back from the values `seeds` adds (given every node); `visit` sees
+/// each value reached (Shape and Size stop the walk: their input's value
+/// does not matter). A Loop body's iteration counter leads to the Loop's
+/// trip count.
+void walkValueSources(
+    const Context &ctx,
+    const std::function<void(const onnx::NodeProto &, std::vector<std::string> &)> &seeds,
+    const std::function<void(const std::string &)> &visit) {
   std::map<std::string, const onnx::NodeProto *> producer;
   std::map<std::string, std::string> tripCountOf; // body iteration counter -> M
   std::vector<std::string> work;
@@ -61,10 +63,7 @@ void walkShapeOperandSources(const Context &ctx, bool ifConditions,
     for (const std::string &o : n.output())
       if (!o.empty())
         producer[o] = &n;
-    for (size_t slot : shapeOperandSlots(ctx, n))
-      work.push_back(n.input(static_cast<int>(slot)));
-    if (ifConditions && n.op_type() == "If" && n.input_size() > 0)
-      work.push_back(n.input(0));
+    seeds(n, work);
     if (n.op_type() == "Loop" && n.input_size() > 0 && !n.input(0).empty())
       if (const onnx::GraphProto *body = graphAttribute(n, "body"); body && body->input_size() > 0)
         tripCountOf[body->input(0).name()] = n.input(0);
@@ -91,6 +90,32 @@ void walkShapeOperandSources(const Context &ctx, bool ifConditions,
           work.push_back(in);
       });
   }
+}
+
+/// Walks back from every shape operand slot (and every If condition when
+/// `ifConditions`).
+void walkShapeOperandSources(const Context &ctx, bool ifConditions,
+                             const std::function<void(const std::string &)> &visit) {
+  walkValueSources(
+      ctx,
+      [&](const onnx::NodeProto &n, std::vector<std::string> &work) {
+        for (size_t slot : shapeOperandSlots(ctx, n))
+          work.push_back(n.input(static_cast<int>(slot)));
+        if (ifConditions && n.op_type() == "If" && n.input_size() > 0)
+          work.push_back(n.input(0));
+      },
+      visit);
+}
+
+/// The root graph inputs (initializers excluded).
+std::set<std::string> rootInputs(const Context &ctx) {
+  std::set<std::string> inits, inputs;
+  for (const auto &t : ctx.model.graph().initializer())
+    inits.insert(t.name());
+  for (const auto &vi : ctx.model.graph().input())
+    if (!inits.count(vi.name()))
+      inputs.insert(vi.name());
+  return inputs;
 }
 
 /// Shape (opset 15 start/end) and Size of a static type.
@@ -258,7 +283,10 @@ private:
     bool missing = false;
     for (const std::string &o : n.output())
       missing = missing || (!o.empty() && !type(o));
-    if (!missing)
+    // Outside probing the inference runs on typed nodes as well: a node it
+    // rejects (a branch that does not work for these input shapes) is
+    // reported where it matters.
+    if (!missing && probing())
       return;
     if (n.op_type() == "Identity") {
       if (n.input_size() > 0)
@@ -285,8 +313,16 @@ private:
     if (!node)
       return;
     auto outs = inferNodeTypes(*node, types, consts, err);
-    if (!outs)
+    if (!outs) {
+      // A shape operand known only at run time is no failure: the node's
+      // type comes from elsewhere (ONNX's, or the loop's iterations).
+      bool runtimeShaped = false;
+      for (size_t slot : shapeOperandSlots(ctx_, n))
+        runtimeShaped = runtimeShaped || !value(n.input(static_cast<int>(slot)));
+      if (!probing() && !runtimeShaped)
+        failures_.push_back(fmt::format("node '{}' ({}): {}", n.name(), n.op_type(), err));
       return;
+    }
     for (int k = 0; k < n.output_size() && static_cast<size_t>(k) < outs->size(); ++k)
       setType(n.output(k), (*outs)[static_cast<size_t>(k)]);
   }
@@ -315,8 +351,14 @@ private:
       }
       return;
     }
-    graph(*branches[0]);
-    graph(*branches[1]);
+    for (const onnx::GraphProto *branch : branches) {
+      size_t before = failures_.size();
+      graph(*branch);
+      // A branch that does not type for these input shapes: the first node
+      // there whose inference failed (for the If's error).
+      if (failures_.size() > before && !probing())
+        ctx_.untypedBranches.emplace(branch, failures_[before]);
+    }
     for (int k = 0; k < n.output_size(); ++k) {
       if (k >= branches[0]->output_size() || k >= branches[1]->output_size())
         break;
@@ -416,6 +458,8 @@ private:
 
   Context &ctx_;
   std::vector<Overlay *> overlays_;
+  /// Nodes whose inference failed (outside probing), in walk order.
+  std::vector<std::string> failures_;
   uint64_t visits_ = 0;
   uint64_t probeSpent_ = 0;
 };
@@ -484,16 +528,28 @@ std::vector<size_t> shapeOperandSlots(const Context &ctx, const onnx::NodeProto 
 }
 
 std::set<std::string> inputsFeedingShapeOperands(const Context &ctx) {
-  std::set<std::string> inits, inputs, found;
-  for (const auto &t : ctx.model.graph().initializer())
-    inits.insert(t.name());
-  for (const auto &vi : ctx.model.graph().input())
-    if (!inits.count(vi.name()))
-      inputs.insert(vi.name());
+  std::set<std::string> inputs = rootInputs(ctx), found;
   walkShapeOperandSources(ctx, false, [&](const std::string &v) {
     if (inputs.count(v))
       found.insert(v);
   });
+  return found;
+}
+
+std::set<std::string> inputsFeeding(const Context &ctx, const std::string &value) {
+  std::set<std::string> inputs = rootInputs(ctx), found;
+  bool seeded = false;
+  walkValueSources(
+      ctx,
+      [&](const onnx::NodeProto &, std::vector<std::string> &work) {
+        if (!seeded)
+          work.push_back(value);
+        seeded = true;
+      },
+      [&](const std::string &v) {
+        if (inputs.count(v))
+          found.insert(v);
+      });
   return found;
 }
 

@@ -288,7 +288,7 @@ private:
     addOpsetAttributes(ctx_, type, attrs);
     // graphvet's copies (Identity among them) own a buffer of their port
     // description (semantics.md §1): ONNX's Identity has its input's type.
-    if (type == "Identity" && n.output_size() >= 1 && !describe(n, name, attrs, "Identity"))
+    if (type == "Identity" && n.output_size() >= 1 && !describe(n, name, attrs, "Identity's "))
       return;
     // A shape operand computed at run time (Slice's starts from a loop
     // counter): the outputs take their static types (ONNX's inference, or
@@ -296,8 +296,8 @@ private:
     for (size_t slot : shapeOperandSlots(ctx_, n))
       if (!ctx_.staticValues.count(n.input(static_cast<int>(slot)))) {
         if (!describe(n, name, attrs,
-                      fmt::format("{}'s input {} ('{}') is computed at run time, so", type, slot,
-                                  n.input(static_cast<int>(slot)))))
+                      fmt::format("{}'s input {} ('{}') is computed at run time, so its ", type,
+                                  slot, n.input(static_cast<int>(slot)))))
           return;
         break;
       }
@@ -316,12 +316,19 @@ private:
         continue;
       auto t = ctx_.staticType(n.output(k));
       if (!t) {
+        bool reported = std::any_of(n.input().begin(), n.input().end(),
+                                    [&](const std::string &in) { return failed_.count(in) > 0; });
         auto c = ctx_.typeConflicts.find(n.output(k));
-        fail(n, fmt::format("node '{}': {} its output '{}' needs a static type, which neither "
-                            "ONNX's shape inference nor graphvet's gives{}",
-                            name, why, n.output(k),
-                            c == ctx_.typeConflicts.end() ? std::string()
-                                                          : " (its type is " + c->second + ")"));
+        std::string message = fmt::format(
+            "node '{}': {}output '{}' needs a static type, which neither ONNX's shape inference "
+            "nor graphvet's gives{}",
+            name, why, n.output(k),
+            c == ctx_.typeConflicts.end() ? std::string() : " (its type is " + c->second + ")");
+        if (reported) // the input's own failure says why
+          for (const std::string &o : n.output())
+            failed_.insert(o);
+        else
+          fail(n, message);
         return false;
       }
       uint32_t port = static_cast<uint32_t>(k);
@@ -391,6 +398,33 @@ private:
                                            graphAttr(n, "else_branch")};
     if (!branches[0] || !branches[1] || n.input_size() != 1) {
       fail(n, fmt::format("node '{}': If needs one input and two branches", name));
+      return;
+    }
+    // graphvet's If has static output types: both branches must type (a
+    // branch may not for these input shapes, e.g. a model's path for
+    // another sample rate) and give their results static types.
+    for (int b = 0; b < 2; ++b) {
+      auto why = ctx_.untypedBranches.find(branches[b]);
+      std::string reason;
+      if (why != ctx_.untypedBranches.end())
+        reason = "it does not type for these input shapes: " + why->second;
+      for (int k = 0; k < branches[b]->output_size() && reason.empty(); ++k)
+        if (!ctx_.staticType(branches[b]->output(k).name()))
+          reason = fmt::format("its result {} ('{}') has no static type", k,
+                               branches[b]->output(k).name());
+      if (reason.empty())
+        continue;
+      std::string inputs;
+      for (const std::string &in : inputsFeeding(ctx_, n.input(0)))
+        inputs += fmt::format("{}'{}'", inputs.empty() ? "" : ", ", in);
+      std::string hint = inputs.empty()
+                             ? std::string()
+                             : fmt::format(": the condition depends on input {}; freezing it "
+                                           "(--freeze NAME=VALUE) keeps only the branch taken",
+                                           inputs);
+      fail(n, fmt::format("node '{}': the {} branch '{}' cannot be imported ({}); graphvet's If "
+                          "needs both branches typed{}",
+                          name, b == 0 ? "then" : "else", branches[b]->name(), reason, hint));
       return;
     }
     std::optional<OutPort> cond = resolve(s, n.input(0), fmt::format("node '{}'", name));

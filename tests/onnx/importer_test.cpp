@@ -635,8 +635,9 @@ TEST(OnnxImport, FreeDimensionsAreRejectedUnlessGiven) {
   auto opts = withOps({"Relu"});
   auto r = import(mb, opts);
   ASSERT_EQ(r.errors.size(), 1u);
-  EXPECT_EQ(r.errors[0], "input 'x' has free dimensions: dim 0 ('N'); fix them with an input "
-                         "shape (--input-shape x=DxDx...)");
+  EXPECT_EQ(r.errors[0], "input 'x' has free dimensions: dim 0 ('N'); fix them with "
+                         "--input-shape x=Dx3");
+  ASSERT_EQ(r.freeDimensions.size(), 1u);
 
   opts.inputShapes["x"] = {5, 3};
   auto fixed = import(mb, opts);
@@ -662,6 +663,66 @@ TEST(OnnxImport, FreeDimensionsAreRejectedUnlessGiven) {
   ASSERT_TRUE(byData.ok()) << joined(byData.errors);
   EXPECT_EQ(byData.inputs[0].type, (TensorType{DType::F32, {2, 3}}));
   EXPECT_EQ(nodeNamed(*byData.module, "x").type, "Data") << "not frozen without the option";
+}
+
+TEST(OnnxImport, UnsupportedOpsTypesAndFreeDimensionsAreOneError) {
+  ModelBuilder mb;
+  mb.input("x", kF32, {std::string("N"), int64_t{3}})
+      .input("s", TensorProto::STRING, {int64_t{2}})
+      .input("v", kF32, {std::string("B"), std::string("T")})
+      .output("e", kF32, {int64_t{3}, std::string("N")})
+      .output("t", TensorProto::STRING, {int64_t{2}})
+      .output("w", kF32, {std::string("B"), std::string("T")});
+  auto &ein = mb.node("Einsum", {"x"}, {"e"}, "e1");
+  test::attrString(ein, "equation", "ij->ji");
+  mb.node("Identity", {"s"}, {"t"}, "sid");
+  mb.node("Relu", {"v"}, {"w"}, "relu");
+  auto r = import(mb, withOps({"Relu"}));
+  ASSERT_EQ(r.errors.size(), 1u) << joined(r.errors);
+  EXPECT_EQ(r.errors[0], "unsupported ONNX ops: Einsum (node 'e1'); unsupported element types: "
+                         "STRING (input 's', output 't'); input 'x' has free dimensions: dim 0 "
+                         "('N'); fix them with --input-shape x=Dx3; input 'v' has free "
+                         "dimensions: dim 0 ('B'), dim 1 ('T'); fix them with --input-shape "
+                         "v=DxD");
+  EXPECT_EQ(r.unsupportedOps.count("Einsum"), 1u);
+  EXPECT_EQ(r.freeDimensions.size(), 2u);
+}
+
+TEST(OnnxImport, FreezeValuesFillTheInputsType) {
+  ModelBuilder mb;
+  mb.input("x", kF32, {int64_t{2}}).input("sr", kI64, {}).output("z", kF32, {int64_t{2}});
+  auto &cast = mb.node("Cast", {"sr"}, {"srf"}, "to_float");
+  test::attrInt(cast, "to", TensorProto::FLOAT);
+  mb.node("Mul", {"x", "srf"}, {"z"}, "scale");
+  ImportOptions opts;
+  opts.freezeValues["sr"] = "16000";
+  auto r = import(mb, opts);
+  const Module &m = moduleOf(r);
+  if (!r.ok())
+    return;
+  const Node &sr = nodeNamed(m, "sr");
+  EXPECT_EQ(sr.type, "Const");
+  EXPECT_EQ(sr.attr("value")->asTensor().type(), (TensorType{DType::I64, {}}));
+  EXPECT_EQ(sr.attr("value")->asTensor().getInt(0), 16000);
+  ASSERT_EQ(r.inputs.size(), 2u);
+  EXPECT_TRUE(r.inputs[1].frozen);
+  EXPECT_EQ(r.inputs[0].index, std::optional<int64_t>(0));
+
+  opts.freezeValues["sr"] = "16k";
+  auto bad = import(mb, opts);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(joined(bad.errors)
+                .find("cannot freeze input 'sr' (i64[]) to '16k': expected an "
+                      "integer"),
+            std::string::npos)
+      << joined(bad.errors);
+  opts.freezeValues.clear();
+  opts.freezeValues["rate"] = "1";
+  auto unknown = import(mb, opts);
+  EXPECT_NE(joined(unknown.errors)
+                .find("cannot freeze 'rate': the model has no input of that "
+                      "name"),
+            std::string::npos);
 }
 
 TEST(OnnxImport, FreezeInputsBecomeConst) {
