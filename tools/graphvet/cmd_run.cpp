@@ -28,8 +28,9 @@ struct RunCmdOptions {
   bool plan = false;
   bool json = false;
   bool full = false;
-  std::vector<std::string> inputs; ///< K=PATH
+  std::vector<std::string> inputs; ///< K=PATH (K an index, or an ONNX input's name)
   std::string outputsDir;
+  OnnxCmdOptions onnx;
 };
 
 /// Elements printed per location unless --full.
@@ -120,13 +121,24 @@ std::string observationText(const oracle::Observation &o, bool full) {
   return out;
 }
 
-/// Reads `K=PATH` user input files.
-bool readInputs(const std::vector<std::string> &specs, std::map<int64_t, oracle::Bytes> &out,
-                std::string &error) {
+/// Reads `K=PATH` user input files; K is a user input index or, for an
+/// ONNX model, the name of one of its (not frozen) inputs.
+bool readInputs(const std::vector<std::string> &specs,
+                const std::vector<onnximport::ImportedInput> &named,
+                std::map<int64_t, oracle::Bytes> &out, std::string &error) {
   for (const std::string &spec : specs) {
     size_t eq = spec.find('=');
     int64_t index = -1;
-    if (eq != std::string::npos && eq > 0) {
+    auto byName = std::find_if(named.begin(), named.end(), [&](const auto &in) {
+      return eq != std::string::npos && in.name == spec.substr(0, eq);
+    });
+    if (byName != named.end()) {
+      if (!byName->index) {
+        error = fmt::format("--input '{}': input '{}' is frozen (a constant)", spec, byName->name);
+        return false;
+      }
+      index = *byName->index;
+    } else if (eq != std::string::npos && eq > 0) {
       try {
         size_t used = 0;
         index = std::stoll(spec.substr(0, eq), &used);
@@ -137,7 +149,8 @@ bool readInputs(const std::vector<std::string> &specs, std::map<int64_t, oracle:
       }
     }
     if (index < 0) {
-      error = fmt::format("--input '{}': expected K=PATH with K a user input index", spec);
+      error = fmt::format("--input '{}': expected K=PATH with K a user input index{}", spec,
+                          named.empty() ? "" : " or an input name of the model");
       return false;
     }
     std::ifstream in(spec.substr(eq + 1), std::ios::binary);
@@ -186,7 +199,8 @@ bool writeOutputs(const std::string &dir, const oracle::Observation &o, std::str
 }
 
 int runRun(const RunCmdOptions &opts) {
-  auto m = loadGraphFile(opts.file, std::cerr);
+  std::vector<onnximport::ImportedInput> named;
+  auto m = loadModuleFile(opts.file, opts.onnx, "run", std::cerr, &named);
   if (!m)
     return kExitBadInput;
   oracle::RunOptions ro;
@@ -194,7 +208,7 @@ int runRun(const RunCmdOptions &opts) {
   ro.schedule = parseSchedule(opts.schedule, opts.seed);
   std::string shown = opts.file == "-" ? "<stdin>" : opts.file;
   std::string inputError;
-  if (!readInputs(opts.inputs, ro.inputs, inputError)) {
+  if (!readInputs(opts.inputs, named, ro.inputs, inputError)) {
     std::cerr << "graphvet run: error: " << inputError << "\n";
     return kExitBadInput;
   }
@@ -289,7 +303,9 @@ void registerRun(CLI::App &app, CommandContext &ctx) {
   auto opts = std::make_shared<RunCmdOptions>();
   CLI::App *sub = app.add_subcommand(
       "run", "Run a graph in the reference interpreter and print outputs, variables and inputs");
-  sub->add_option("file", opts->file, "the .graph file ('-' for stdin)")->required();
+  sub->add_option("file", opts->file,
+                  "the .graph file ('-' for stdin), or a .onnx model (imported in memory)")
+      ->required();
   addIntOption(sub, "--seed", opts->seed, 0, kMaxSeed,
                "seed of the initial state (and of --schedule random)");
   sub->add_option("--schedule", opts->schedule,
@@ -301,8 +317,10 @@ void registerRun(CLI::App &app, CommandContext &ctx) {
   sub->add_flag("--full", opts->full,
                 fmt::format("print every element (default: the first {})", kShownElements));
   sub->add_option("--input", opts->inputs,
-                  "K=PATH: user input K (root Data with index = K) takes the raw little-endian "
-                  "bytes of PATH instead of seeded values (repeatable)");
+                  "K=PATH: user input K (root Data with index = K; for a .onnx model also the "
+                  "input's name) takes the raw little-endian bytes of PATH instead of seeded "
+                  "values (repeatable)");
+  addOnnxOptions(sub, opts->onnx);
   sub->add_option("--outputs-dir", opts->outputsDir,
                   "write run 1's graph outputs to DIR: output_K.bin (raw bytes), output_K.undef "
                   "(one byte per element, 1 = indeterminate) and outputs.json (dtypes, shapes)");
