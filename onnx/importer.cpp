@@ -15,6 +15,7 @@
 #include <onnx/checker.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include <charconv>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -57,17 +58,21 @@ bool Context::nondeterministic(std::string_view opType) const {
 }
 
 std::optional<TensorType> Context::staticType(const std::string &value) const {
+  auto inferred = [&]() -> std::optional<TensorType> {
+    auto i = inferredTypes.find(value);
+    return i == inferredTypes.end() ? std::nullopt : std::optional<TensorType>(i->second);
+  };
   auto it = valueTypes.find(value);
   if (it == valueTypes.end() || !it->second.has_tensor_type())
-    return std::nullopt;
+    return inferred();
   const auto &tt = it->second.tensor_type();
   auto dtype = dtypeOfElemType(tt.elem_type());
   if (!dtype || !tt.has_shape())
-    return std::nullopt;
+    return inferred();
   TensorType t{*dtype, {}};
   for (const auto &d : tt.shape().dim()) {
     if (!d.has_dim_value() || d.dim_value() < 0)
-      return std::nullopt;
+      return inferred();
     t.shape.push_back(d.dim_value());
   }
   return t;
@@ -209,6 +214,8 @@ std::string unsupportedMessage(const ImportResult &r) {
   part("unsupported ONNX ops: ", ops);
   part("unsupported element types: ", types);
   part("unsupported value types: ", kinds);
+  for (const std::string &free : r.freeDimensions)
+    part("", free);
   return msg;
 }
 
@@ -225,9 +232,10 @@ std::vector<const onnx::ValueInfoProto *> realInputs(const onnx::GraphProto &g) 
 }
 
 /// The static shape of a graph input: the model's, with free dimensions
-/// fixed by an explicit shape or by the shape of a given value.
+/// fixed by an explicit shape or by the shape of a given value. Free
+/// dimensions left are added to `free` (reported with the unsupported ops).
 std::optional<Shape> resolveInputShape(Context &ctx, const onnx::ValueInfoProto &vi,
-                                       const Tensor *value) {
+                                       const Tensor *value, std::vector<std::string> &freeDims) {
   const std::string &name = vi.name();
   const auto &tt = vi.type().tensor_type();
   bool rankKnown = tt.has_shape();
@@ -277,24 +285,68 @@ std::optional<Shape> resolveInputShape(Context &ctx, const onnx::ValueInfoProto 
     return value->shape();
   }
   if (!rankKnown) {
-    ctx.error(fmt::format("input '{}' has no shape (unknown rank); give it with an input shape "
-                          "(--input-shape {}=DxDx...)",
-                          name, name));
+    freeDims.push_back(fmt::format("input '{}' has no shape (unknown rank); give it with "
+                                   "--input-shape {}=DxDx...",
+                                   name, name));
     return std::nullopt;
   }
   if (!free.empty()) {
-    std::string list;
+    std::string list, example;
     for (const auto &f : free)
       list += (list.empty() ? "" : ", ") + f;
-    ctx.error(fmt::format("input '{}' has free dimensions: {}; fix them with an input shape "
-                          "(--input-shape {}=DxDx...)",
-                          name, list, name));
+    for (size_t i = 0; i < dims.size(); ++i)
+      example += (i ? "x" : "") + (dims[i] ? std::to_string(*dims[i]) : std::string("D"));
+    freeDims.push_back(
+        fmt::format("input '{}' has free dimensions: {}; fix them with --input-shape {}={}", name,
+                    list, name, example));
     return std::nullopt;
   }
   Shape s;
   for (const auto &d : dims)
     s.push_back(*d);
   return s;
+}
+
+/// A tensor of `type` whose every element is the number `text` (an
+/// integer for integer dtypes, 0/1/true/false for bool).
+std::optional<Tensor> filledTensor(const TensorType &type, const std::string &text,
+                                   std::string &error) {
+  Tensor t(type);
+  const char *end = text.data() + text.size();
+  if (type.dtype == DType::Bool) {
+    bool v = text == "1" || text == "true";
+    if (!v && text != "0" && text != "false") {
+      error = "expected 0, 1, true or false";
+      return std::nullopt;
+    }
+    for (int64_t i = 0; i < t.size(); ++i)
+      t.setInt(i, v ? 1 : 0);
+    return t;
+  }
+  if (isFloat(type.dtype)) {
+    double v = 0;
+    auto [p, ec] = std::from_chars(text.data(), end, v);
+    if (ec != std::errc() || p != end || text.empty()) {
+      error = "expected a number";
+      return std::nullopt;
+    }
+    for (int64_t i = 0; i < t.size(); ++i)
+      t.setDouble(i, v);
+    return t;
+  }
+  int64_t v = 0;
+  auto [p, ec] = std::from_chars(text.data(), end, v);
+  if (ec != std::errc() || p != end || text.empty()) {
+    error = "expected an integer";
+    return std::nullopt;
+  }
+  for (int64_t i = 0; i < t.size(); ++i)
+    t.setInt(i, v);
+  if (t.size() > 0 && t.getInt(0) != v) {
+    error = fmt::format("{} does not fit {}", v, dtypeName(type.dtype));
+    return std::nullopt;
+  }
+  return t;
 }
 
 /// Reads DIR/input_N.pb for N = 0, 1, ... into ctx.inputData.
@@ -375,13 +427,13 @@ ImportResult importModel(Context &ctx, const std::string &checkPath) {
     return r;
   }
   onnx::GraphProto &g = *ctx.model.mutable_graph();
+  for (const auto &o : ctx.model.opset_import())
+    if (o.domain().empty() || o.domain() == "ai.onnx")
+      ctx.opset = o.version();
 
-  // 1. Everything graphvet cannot express, reported together.
+  // 1. Everything graphvet cannot express (and, below, every free
+  // dimension), reported together.
   UnsupportedScan(ctx, r).graph(g);
-  if (!r.unsupportedOps.empty() || !r.unsupportedTypes.empty()) {
-    r.errors.push_back(unsupportedMessage(r));
-    return r;
-  }
 
   // 2. Static input shapes and frozen inputs.
   std::vector<const onnx::ValueInfoProto *> inputs = realInputs(g);
@@ -403,6 +455,12 @@ ImportResult importModel(Context &ctx, const std::string &checkPath) {
     else
       ctx.frozen.insert(name);
   }
+  for (const auto &[name, text] : ctx.opts.freezeValues) {
+    if (!inputNames.count(name))
+      ctx.error(fmt::format("cannot freeze '{}': the model has no input of that name", name));
+    else
+      ctx.frozen.insert(name);
+  }
   if (ctx.opts.freezeShapeOperands)
     for (const std::string &name : inputsFeedingShapeOperands(ctx))
       if (ctx.inputData.count(name))
@@ -418,13 +476,28 @@ ImportResult importModel(Context &ctx, const std::string &checkPath) {
       value = &d->second;
     auto dtype = dtypeOfElemType(vi->type().tensor_type().elem_type());
     if (!dtype) {
-      ctx.error(fmt::format("input '{}' has no element type", name));
+      bool reported = vi->type().value_case() != onnx::TypeProto::VALUE_NOT_SET &&
+                      (!vi->type().has_tensor_type() ||
+                       vi->type().tensor_type().elem_type() != onnx::TensorProto::UNDEFINED);
+      if (!reported) // an unsupported element or value type is in the message already
+        ctx.error(fmt::format("input '{}' has no element type", name));
       continue;
     }
-    auto shape = resolveInputShape(ctx, *vi, value);
+    auto shape = resolveInputShape(ctx, *vi, value, r.freeDimensions);
     if (!shape)
       continue;
     TensorType type{*dtype, *shape};
+    std::optional<Tensor> filled;
+    if (auto fv = ctx.opts.freezeValues.find(name); fv != ctx.opts.freezeValues.end()) {
+      std::string err;
+      filled = filledTensor(type, fv->second, err);
+      if (!filled) {
+        ctx.error(fmt::format("cannot freeze input '{}' ({}) to '{}': {}", name, type.str(),
+                              fv->second, err));
+        continue;
+      }
+      value = &*filled;
+    }
     ImportedInput in{name, std::nullopt, ctx.frozen.count(name) > 0, type};
     r.inputs.push_back(in);
     // Write the static shape back so that ONNX's inference propagates it.
@@ -448,6 +521,8 @@ ImportResult importModel(Context &ctx, const std::string &checkPath) {
     ctx.staticValues.insert_or_assign(name, *value);
     frozenProtos.push_back(tensorToProto(*value, name));
   }
+  if (!r.unsupportedOps.empty() || !r.unsupportedTypes.empty() || !r.freeDimensions.empty())
+    ctx.errors.insert(ctx.errors.begin(), unsupportedMessage(r));
   if (!ctx.errors.empty()) {
     r.errors = std::move(ctx.errors);
     return r;

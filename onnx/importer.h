@@ -29,6 +29,10 @@ struct ImportOptions {
   /// freeze_params). The value must have the input's element type and a
   /// shape compatible with the model's.
   std::map<std::string, Tensor> freezeInputs;
+  /// Graph inputs that become `Const` nodes holding one number in every
+  /// element (`--freeze sr=16000`), read in the input's dtype; the shape is
+  /// the input's (fixed by inputShapes when it has free dimensions).
+  std::map<std::string, std::string> freezeValues;
   /// Values of graph inputs (a test data set). Their shapes fix the
   /// inputs' free dimensions; with freezeShapeOperands they are the values
   /// frozen.
@@ -76,6 +80,9 @@ struct ImportResult {
   /// ONNX element or value types graphvet lacks (STRING, COMPLEX64,
   /// SEQUENCE...), each with the tensors having it ("input 'x'").
   std::map<std::string, std::vector<std::string>> unsupportedTypes;
+  /// Graph inputs with free (symbolic or unknown) dimensions that no input
+  /// shape or value fixes, one line each; part of the unsupported message.
+  std::vector<std::string> freeDimensions;
   /// The model's graph inputs in graph.input order (initializers excluded),
   /// and its graph outputs (root NetOutput inputs) in graph.output order.
   std::vector<ImportedInput> inputs;

@@ -53,6 +53,20 @@ struct Context {
   /// Values of `neededValues` computed by the importer (become Const).
   std::vector<std::string> folded;
   std::set<std::string> foldedSet;
+  /// Static types graphvet's inference gives to values ONNX's inference
+  /// leaves without one (staticType reads them after ONNX's).
+  std::map<std::string, TensorType> inferredTypes;
+  /// Values of a Loop body typed differently in different iterations: why
+  /// (for the error of a node that needs the type).
+  std::map<std::string, std::string> typeConflicts;
+  /// If branches (whose condition is not known) where graphvet's inference
+  /// fails: the first node that does not type (for the If's error).
+  std::map<const onnx::GraphProto *, std::string> untypedBranches;
+  /// If nodes whose condition is known before running: the branch taken
+  /// (0 then, 1 else); the translation puts that branch in the If's place.
+  std::map<const onnx::NodeProto *, int> staticBranches;
+  /// The model's opset of the default domain.
+  int64_t opset = 1;
 
   Context(const ImportOptions &o, std::string dir)
       : opts(o), modelDir(std::move(dir)), inputData(o.inputData) {}
@@ -61,7 +75,8 @@ struct Context {
   uint64_t shapeOperands(std::string_view opType) const;
   bool nondeterministic(std::string_view opType) const;
   /// The static TensorType of a value from ONNX's types, when every
-  /// dimension is known and the element type is a graphvet dtype.
+  /// dimension is known and the element type is a graphvet dtype, else the
+  /// type graphvet's inference gave it (inferredTypes).
   std::optional<TensorType> staticType(const std::string &value) const;
 };
 
@@ -69,6 +84,17 @@ struct Context {
 /// hold it.
 std::optional<AttrValue> convertAttribute(const Context &ctx, const onnx::NodeProto &n,
                                           const onnx::AttributeProto &a, std::string &error);
+
+/// The graphvet node an ONNX node computes as (op type, converted
+/// attributes, addOpsetAttributes; one connected placeholder input per
+/// connected slot), for evaluating or typing it on its own; nullopt with
+/// `error` set when an attribute cannot be converted.
+std::optional<Node> graphvetNode(const Context &ctx, const onnx::NodeProto &n, std::string &error);
+
+/// Attributes a node needs where an op changed meaning between opsets
+/// without changing form: `onnx_opset` on Softmax, LogSoftmax and Hardmax
+/// below opset 13.
+void addOpsetAttributes(const Context &ctx, const std::string &opType, AttrMap &attrs);
 
 /// The Const value of a `Constant` node; nullopt with an error recorded.
 std::optional<Tensor> constantNodeValue(Context &ctx, const onnx::NodeProto &n,
@@ -82,8 +108,14 @@ std::vector<size_t> shapeOperandSlots(const Context &ctx, const onnx::NodeProto 
 /// Shape and Size, which read only their input's type).
 std::set<std::string> inputsFeedingShapeOperands(const Context &ctx);
 
+/// The root graph inputs whose value `value` depends on (stopping at Shape
+/// and Size).
+std::set<std::string> inputsFeeding(const Context &ctx, const std::string &value);
+
 /// Fills ctx.neededValues and computes what it can of them into
-/// ctx.staticValues (recording ctx.folded).
+/// ctx.staticValues (recording ctx.folded); types what ONNX's inference
+/// left untyped (ctx.inferredTypes, ctx.typeConflicts) and finds the If
+/// nodes with a known condition (ctx.staticBranches).
 void computeStaticValues(Context &ctx);
 
 /// Builds the Module from the prepared context; records errors in ctx.

@@ -260,8 +260,11 @@ private:
           addConstValue(s, k == 0 ? name : fmt::format("{}_{}", name, k), n.output(k));
       return;
     }
-    if (type == "If")
+    if (type == "If") {
+      if (auto it = ctx_.staticBranches.find(&n); it != ctx_.staticBranches.end())
+        return inlineBranch(s, n, name, it->second);
       return translateIf(s, n, name);
+    }
     if (type == "Loop")
       return translateLoop(s, n, name);
     std::vector<std::optional<OutPort>> inputs;
@@ -282,20 +285,80 @@ private:
       }
       attrs[a.name()] = std::move(*v);
     }
+    addOpsetAttributes(ctx_, type, attrs);
     // graphvet's copies (Identity among them) own a buffer of their port
     // description (semantics.md §1): ONNX's Identity has its input's type.
-    if (type == "Identity" && n.output_size() >= 1)
-      if (auto t = ctx_.staticType(n.output(0))) {
-        attrs["out0.dtype"] = AttrValue::ofIdent(std::string(dtypeName(t->dtype)));
-        AttrValue::List dims;
-        for (int64_t d : t->shape)
-          dims.push_back(AttrValue::ofInt(d));
-        attrs["out0.shape"] = AttrValue::ofList(std::move(dims));
+    if (type == "Identity" && n.output_size() >= 1 && !describe(n, name, attrs, "Identity's "))
+      return;
+    // A shape operand computed at run time (Slice's starts from a loop
+    // counter): the outputs take their static types (ONNX's inference, or
+    // the same in every iteration), which the interpreter checks at run time.
+    for (size_t slot : shapeOperandSlots(ctx_, n))
+      if (!ctx_.staticValues.count(n.input(static_cast<int>(slot)))) {
+        if (!describe(n, name, attrs,
+                      fmt::format("{}'s input {} ('{}') is computed at run time, so its ", type,
+                                  slot, n.input(static_cast<int>(slot)))))
+          return;
+        break;
       }
     NodeId id = graph(s.graph).addNode(uniqueNode(s.graph, name), type, inputs,
                                        static_cast<uint32_t>(n.output_size()));
     graph(s.graph).node(id).attrs = std::move(attrs);
     bind(s, n, id, [](int k) { return static_cast<uint32_t>(k); });
+  }
+
+  /// Writes every output's static type on the node (`outK.dtype`,
+  /// `outK.shape`); false, with an error naming `why`, when one has none.
+  bool describe(const onnx::NodeProto &n, const std::string &name, AttrMap &attrs,
+                const std::string &why) {
+    for (int k = 0; k < n.output_size(); ++k) {
+      if (n.output(k).empty())
+        continue;
+      auto t = ctx_.staticType(n.output(k));
+      if (!t) {
+        bool reported = std::any_of(n.input().begin(), n.input().end(),
+                                    [&](const std::string &in) { return failed_.count(in) > 0; });
+        auto c = ctx_.typeConflicts.find(n.output(k));
+        std::string message = fmt::format(
+            "node '{}': {}output '{}' needs a static type, which neither ONNX's shape inference "
+            "nor graphvet's gives{}",
+            name, why, n.output(k),
+            c == ctx_.typeConflicts.end() ? std::string() : " (its type is " + c->second + ")");
+        if (reported) // the input's own failure says why
+          for (const std::string &o : n.output())
+            failed_.insert(o);
+        else
+          fail(n, message);
+        return false;
+      }
+      uint32_t port = static_cast<uint32_t>(k);
+      attrs[Node::portKey(true, port, "dtype")] =
+          AttrValue::ofIdent(std::string(dtypeName(t->dtype)));
+      AttrValue::List dims;
+      for (int64_t d : t->shape)
+        dims.push_back(AttrValue::ofInt(d));
+      attrs[Node::portKey(true, port, "shape")] = AttrValue::ofList(std::move(dims));
+    }
+    return true;
+  }
+
+  /// An If whose condition is known: the branch taken, in the If's place
+  /// (its nodes join this graph; the If's outputs are the branch's results).
+  void inlineBranch(Scope &s, const onnx::NodeProto &n, const std::string &name, int taken) {
+    const onnx::GraphProto *g = graphAttr(n, taken == 0 ? "then_branch" : "else_branch");
+    if (!g) {
+      fail(n, fmt::format("node '{}': If needs two branches", name));
+      return;
+    }
+    body(s, *g);
+    for (int k = 0; k < n.output_size() && k < g->output_size(); ++k) {
+      if (n.output(k).empty())
+        continue;
+      if (auto p = resolve(s, g->output(k).name(), fmt::format("branch '{}'", g->name())))
+        s.values[n.output(k)] = *p;
+      else
+        failed_.insert(n.output(k));
+    }
   }
 
   bool allOutputsStatic(const onnx::NodeProto &n) {
@@ -335,6 +398,33 @@ private:
                                            graphAttr(n, "else_branch")};
     if (!branches[0] || !branches[1] || n.input_size() != 1) {
       fail(n, fmt::format("node '{}': If needs one input and two branches", name));
+      return;
+    }
+    // graphvet's If has static output types: both branches must type (a
+    // branch may not for these input shapes, e.g. a model's path for
+    // another sample rate) and give their results static types.
+    for (int b = 0; b < 2; ++b) {
+      auto why = ctx_.untypedBranches.find(branches[b]);
+      std::string reason;
+      if (why != ctx_.untypedBranches.end())
+        reason = "it does not type for these input shapes: " + why->second;
+      for (int k = 0; k < branches[b]->output_size() && reason.empty(); ++k)
+        if (!ctx_.staticType(branches[b]->output(k).name()))
+          reason = fmt::format("its result {} ('{}') has no static type", k,
+                               branches[b]->output(k).name());
+      if (reason.empty())
+        continue;
+      std::string inputs;
+      for (const std::string &in : inputsFeeding(ctx_, n.input(0)))
+        inputs += fmt::format("{}'{}'", inputs.empty() ? "" : ", ", in);
+      std::string hint = inputs.empty()
+                             ? std::string()
+                             : fmt::format(": the condition depends on input {}; freezing it "
+                                           "(--freeze NAME=VALUE) keeps only the branch taken",
+                                           inputs);
+      fail(n, fmt::format("node '{}': the {} branch '{}' cannot be imported ({}); graphvet's If "
+                          "needs both branches typed{}",
+                          name, b == 0 ? "then" : "else", branches[b]->name(), reason, hint));
       return;
     }
     std::optional<OutPort> cond = resolve(s, n.input(0), fmt::format("node '{}'", name));
@@ -428,6 +518,17 @@ void Translator::translateLoop(Scope &s, const onnx::NodeProto &n, const std::st
     if (auto it = ctx_.staticValues.find(n.input(0));
         it != ctx_.staticValues.end() && it->second.size() == 1 && !it->second.anyUndef())
       tripCount = it->second.getInt(0);
+  // graphvet's loop variables keep their type: a loop-carried value whose
+  // type changes between iterations cannot be expressed.
+  for (int k = 0; k < carried; ++k) {
+    auto in = ctx_.staticType(n.input(2 + k)), out = ctx_.staticType(bp.output(1 + k).name());
+    if (in && out && *in != *out) {
+      fail(n, fmt::format("{}: loop-carried value '{}' is {} before the loop but the body makes "
+                          "it {}; graphvet's loop variables keep one static type",
+                          where, n.input(2 + k), in->str(), out->str()));
+      return;
+    }
+  }
   std::vector<TensorType> scanTypes;
   for (int j = 0; j < scans; ++j) {
     const std::string &v = bp.output(1 + carried + j).name();
@@ -439,7 +540,10 @@ void Translator::translateLoop(Scope &s, const onnx::NodeProto &n, const std::st
       return;
     }
     if (!t) {
-      fail(n, fmt::format("{}: the type of Loop scan output '{}' is not static", where, v));
+      auto c = ctx_.typeConflicts.find(v);
+      fail(n, fmt::format("{}: the type of Loop scan output '{}' is not static{}", where, v,
+                          c == ctx_.typeConflicts.end() ? std::string()
+                                                        : " (it is " + c->second + ")"));
       return;
     }
     scanTypes.push_back(*t);
@@ -517,24 +621,52 @@ void Translator::translateLoop(Scope &s, const onnx::NodeProto &n, const std::st
     c = OutPort{addConst(cg, "forever", scalarTrue()), 0};
   addNetOutput(cg, {c}, {});
 
-  // The While in the parent: initial values of every loop variable.
+  // The While in the parent: initial values of every loop variable. A
+  // While writes its loop variables in place (semantics.md §1), where
+  // ONNX's Loop leaves its inputs alone: each variable the body changes
+  // starts as a copy (TensorMove) of its initial value; the trip count and
+  // the captured values are written back unchanged.
   GraphId pg = s.graph;
+  auto copied = [&](std::optional<OutPort> init, const std::string &value,
+                    std::optional<TensorType> type) -> std::optional<OutPort> {
+    if (!init)
+      return init;
+    if (!type) {
+      fail(n, fmt::format("{}: the type of the Loop's initial value '{}' is not static", where,
+                          value));
+      return std::nullopt;
+    }
+    NodeId id = graph(pg).addNode(uniqueNode(pg, name + "_init_" + value), "TensorMove", {init}, 1);
+    AttrMap &a = graph(pg).node(id).attrs;
+    a["out0.dtype"] = AttrValue::ofIdent(std::string(dtypeName(type->dtype)));
+    AttrValue::List dims;
+    for (int64_t d : type->shape)
+      dims.push_back(AttrValue::ofInt(d));
+    a["out0.shape"] = AttrValue::ofList(std::move(dims));
+    return OutPort{id, 0};
+  };
+  const TensorType scalarBool{DType::Bool, {}}, scalarIndex{DType::I64, {}};
   std::vector<std::optional<OutPort>> inputs;
-  inputs.push_back(OutPort{addConst(pg, name + "_iteration0", scalarI64(0)), 0});
+  inputs.push_back(copied(OutPort{addConst(pg, name + "_iteration0", scalarI64(0)), 0}, "iteration",
+                          scalarIndex));
   inputs.push_back(hasM ? resolve(s, n.input(0), where)
                         : OutPort{addConst(pg, name + "_no_trip_count",
                                            scalarI64(std::numeric_limits<int64_t>::max())),
                                   0});
-  inputs.push_back(hasCond ? resolve(s, n.input(1), where)
-                           : OutPort{addConst(pg, name + "_no_cond", scalarTrue()), 0});
+  inputs.push_back(
+      hasCond
+          ? copied(resolve(s, n.input(1), where), n.input(1), ctx_.staticType(n.input(1)))
+          : copied(OutPort{addConst(pg, name + "_no_cond", scalarTrue()), 0}, "cond", scalarBool));
   for (int k = 0; k < carried; ++k)
-    inputs.push_back(resolve(s, n.input(2 + k), where));
+    inputs.push_back(
+        copied(resolve(s, n.input(2 + k), where), n.input(2 + k), ctx_.staticType(n.input(2 + k))));
   for (int j = 0; j < scans; ++j) {
     Shape shape = scanTypes[j].shape;
     shape.insert(shape.begin(), rows);
-    inputs.push_back(OutPort{addConst(pg, fmt::format("{}_scan{}_init", name, j),
-                                      Tensor(TensorType{scanTypes[j].dtype, shape})),
-                             0});
+    TensorType accType{scanTypes[j].dtype, shape};
+    inputs.push_back(
+        copied(OutPort{addConst(pg, fmt::format("{}_scan{}_init", name, j), Tensor(accType)), 0},
+               fmt::format("scan{}", j), accType));
   }
   for (const std::string &value : captured)
     inputs.push_back(resolve(s, value, where));

@@ -82,6 +82,9 @@ struct Interpreter::Impl {
     bool scribble = false;
     const Node *node = nullptr;      ///< the node (numeric ops read attributes)
     const OpInfo *numeric = nullptr; ///< set when the op has a kernel
+    /// A shape operand is computed at run time (hasRuntimeShapeOperands):
+    /// the kernel's types are checked against the declared ones each run.
+    bool runtimeShaped = false;
     /// Every output type the op's inference gives (a kernel may fill more
     /// outputs than the node uses, e.g. LSTM's Y_c when outputs = 2).
     std::vector<TensorType> kernelOutputs;
@@ -195,6 +198,8 @@ struct Interpreter::Impl {
     e.node = &n;
     if (st.kind == StepKind::Compute)
       e.numeric = numericDefinition(n);
+    if (e.numeric)
+      e.runtimeShaped = hasRuntimeShapeOperands(m.graph(st.graph), n);
     for (const auto &src : n.inputs)
       e.inputs.push_back(src ? plan.portId(st.graph, *src) : kNoPort);
     for (uint32_t k = 0; k < n.numOutputs; ++k)
@@ -581,6 +586,8 @@ struct Interpreter::Impl {
       }
       ptrs[i] = &ins[i];
     }
+    if (e.runtimeShaped)
+      checkRuntimeTypes(st, e, ptrs);
     std::vector<Tensor> outs;
     for (const TensorType &t : e.kernelOutputs)
       outs.emplace_back(t);
@@ -630,6 +637,26 @@ struct Interpreter::Impl {
       }
     }
     scribble(st, e);
+  }
+
+  /// A node whose shape operands are computed at run time: its inference on
+  /// the actual values must give the declared output types, else the run
+  /// faults (never a kernel on buffers of another size).
+  void checkRuntimeTypes(const Step &st, const StepExec &e,
+                         const std::vector<const Tensor *> &inputs) const {
+    std::vector<std::optional<TensorType>> types;
+    for (const Tensor *t : inputs)
+      types.push_back(t ? std::optional<TensorType>(t->type()) : std::nullopt);
+    std::string error;
+    auto actual = inferNodeTypes(*e.node, types, inputs, error);
+    if (!actual)
+      throw InterpreterFault(fmt::format("{}: at run time: {}", st.name, error));
+    for (size_t k = 0; k < e.outputs.size() && k < actual->size(); ++k)
+      if (e.outputs[k] != kNoPort && (*actual)[k] != e.kernelOutputs[k])
+        throw InterpreterFault(
+            fmt::format("{}: output {} is {} with the shape operands computed at run time, but "
+                        "its declared type is {}",
+                        st.name, k, (*actual)[k].str(), e.kernelOutputs[k].str()));
   }
 
   /// The op's key in the placeholder arithmetic: its type, keyed by the

@@ -50,6 +50,17 @@ std::vector<const Tensor *> constantInputs(const Graph &g, const Node &n) {
   return consts;
 }
 
+bool hasRuntimeShapeOperands(const Graph &g, const Node &n) {
+  const OpInfo *op = numericDefinition(n);
+  if (!op || op->shapeOperands == 0)
+    return false;
+  std::vector<const Tensor *> consts = constantInputs(g, n);
+  for (size_t i = 0; i < n.inputs.size() && i < 64; ++i)
+    if ((op->shapeOperands >> i) & 1 && n.inputs[i] && !consts[i])
+      return true;
+  return false;
+}
+
 namespace {
 
 class Inference {
@@ -188,9 +199,24 @@ private:
       error(n, *bad);
       return outs;
     }
+    bool runtimeShaped = hasRuntimeShapeOperands(m_.graph(g), n);
+    if (runtimeShaped) {
+      // The output types depend on values known only at run time: the
+      // node's descriptions give them, the interpreter checks them.
+      for (uint32_t k = 0; k < n.numOutputs; ++k)
+        if (auto d = describedPortType(n, k))
+          outs.push_back(*d);
+      if (outs.size() == n.numOutputs)
+        return outs;
+      outs.clear();
+    }
     InferContext ctx{n, ins, consts, {}, {}};
     if (!op.infer(ctx)) {
-      error(n, ctx.error.empty() ? "type inference failed" : ctx.error);
+      std::string msg = ctx.error.empty() ? "type inference failed" : ctx.error;
+      if (runtimeShaped)
+        msg += " (or, to compute it at run time, describe every output: out<k>.dtype, "
+               "out<k>.shape)";
+      error(n, msg);
       return outs;
     }
     if (ctx.outputs.size() < n.numOutputs) {

@@ -8,6 +8,8 @@
 // subgraphs' results, except an output the memory plan binds first (to a
 // variable, or to an input by a ref or view attribute), which is typed as on
 // an ordinary op. Explicit descriptions on inferred ports are checked.
+// A numeric node whose shape operand is computed at run time takes its
+// described types (hasRuntimeShapeOperands).
 #pragma once
 
 #include "ir/diagnostic.h"
@@ -45,5 +47,14 @@ std::vector<const Tensor *> constantInputs(const Graph &g, const Node &n);
 /// The port description written on a node (`outK.dtype`, `outK.shape`), if
 /// any part of it is given; missing parts default (f32, [4]).
 std::optional<TensorType> describedPortType(const Node &n, uint32_t out);
+
+/// True when a numeric node has a shape operand (OpInfo::shapeOperands:
+/// Slice's starts, Reshape's shape...) that is connected but not fed by a
+/// valued `Const`: its value, and so the output type, is known only when the
+/// graph runs. Type inference then takes the node's port descriptions
+/// (`outK.dtype`, `outK.shape`, which must all be given), and the interpreter
+/// checks at run time that the types its inference gives on the actual
+/// values equal them (a difference is a fault naming the node).
+bool hasRuntimeShapeOperands(const Graph &g, const Node &n);
 
 } // namespace graphvet

@@ -77,6 +77,14 @@ const Node &producer(const Module &m, GraphId g, const std::optional<OutPort> &p
   return m.graph(g).node(p->node);
 }
 
+/// The node behind the TensorMove that copies a While's initial value (the
+/// While writes its loop variables in place).
+const Node &copiedFrom(const Module &m, GraphId g, const std::optional<OutPort> &p) {
+  const Node &copy = producer(m, g, p);
+  EXPECT_EQ(copy.type, "TensorMove") << copy.name;
+  return copy.type == "TensorMove" ? producer(m, g, copy.inputs[0]) : copy;
+}
+
 std::vector<int64_t> intsOf(const AttrValue &v) {
   std::vector<int64_t> out;
   for (const AttrValue &x : v.asList())
@@ -350,14 +358,19 @@ TEST(OnnxImport, LoopBecomesWhile) {
   // iteration, M, cond, v, scan accumulator, captured bias.
   ASSERT_EQ(w.inputs.size(), 6u);
   EXPECT_EQ(w.numOutputs, 6u);
-  const Tensor &iter0 = producer(m, 0, w.inputs[0]).attr("value")->asTensor();
-  EXPECT_EQ(iter0.type(), (TensorType{DType::I64, {}}));
-  EXPECT_EQ(iter0.getInt(0), 0);
+  // The variables the body changes start as copies; M and the captured
+  // bias are written back unchanged.
+  const Node &iter0 = copiedFrom(m, 0, w.inputs[0]);
+  ASSERT_NE(iter0.attr("value"), nullptr);
+  EXPECT_EQ(iter0.attr("value")->asTensor().type(), (TensorType{DType::I64, {}}));
+  EXPECT_EQ(iter0.attr("value")->asTensor().getInt(0), 0);
   EXPECT_EQ(producer(m, 0, w.inputs[1]).name, "M");
-  EXPECT_EQ(producer(m, 0, w.inputs[2]).name, "cond");
-  EXPECT_EQ(producer(m, 0, w.inputs[3]).name, "v0");
-  const Tensor &acc = producer(m, 0, w.inputs[4]).attr("value")->asTensor();
-  EXPECT_EQ(acc.type(), (TensorType{DType::F32, {3, 2}}));
+  EXPECT_EQ(copiedFrom(m, 0, w.inputs[2]).name, "cond");
+  EXPECT_EQ(copiedFrom(m, 0, w.inputs[3]).name, "v0");
+  const Node &acc = copiedFrom(m, 0, w.inputs[4]);
+  ASSERT_NE(acc.attr("value"), nullptr);
+  EXPECT_EQ(acc.attr("value")->asTensor().type(), (TensorType{DType::F32, {3, 2}}));
+  EXPECT_EQ(describedPortType(producer(m, 0, w.inputs[4]), 0), (TensorType{DType::F32, {3, 2}}));
   EXPECT_EQ(producer(m, 0, w.inputs[5]).name, "bias");
 
   const Node &out = nodeNamed(m, "net_output");
@@ -449,6 +462,117 @@ TEST(OnnxImport, LoopScanOutputsNeedAConstantTripCount) {
   EXPECT_FALSE(frozen.inputs[1].frozen) << "v0 does not decide a type";
 }
 
+/// Loop(M = 4, cond, y) { y + x[i : i + width] } with a scan output of each
+/// y: Slice's starts come from the iteration counter (ONNX's loop11).
+void buildCounterSlice(ModelBuilder &mb, int64_t width) {
+  mb.input("cond", kBool, {}).input("y", kF32, {width});
+  mb.output("res_y", kF32, {width});
+  mb.initializer(test::int64Tensor("M", {}, {4}));
+  auto &loop = mb.node("Loop", {"M", "cond", "y"}, {"res_y", "res_scan"}, "loop");
+  auto body = test::attrGraph(loop, "body", "loop_body");
+  body.input("i", kI64, {}).input("c_in", kBool, {}).input("y_in", kF32, {width});
+  body.output("c_out", kBool, {}).output("y_out", kF32, {width}).untypedOutput("scan_out");
+  body.initializer(test::floatTensor("x", {6}, {1, 2, 3, 4, 5, 6}));
+  body.initializer(test::int64Tensor("w", {}, {width}));
+  body.initializer(test::int64Tensor("zero", {1}, {0}));
+  body.node("Identity", {"c_in"}, {"c_out"}, "keep");
+  body.node("Add", {"i", "w"}, {"end"}, "end");
+  body.node("Unsqueeze", {"i", "zero"}, {"start1"}, "start1");
+  body.node("Unsqueeze", {"end", "zero"}, {"end1"}, "end1");
+  body.node("Slice", {"x", "start1", "end1"}, {"part"}, "part");
+  body.node("Add", {"y_in", "part"}, {"y_out"}, "step");
+  body.node("Identity", {"y_out"}, {"scan_out"}, "record");
+}
+
+TEST(OnnxImport, ShapeOperandFromTheLoopCounterIsTypedPerIteration) {
+  ModelBuilder mb;
+  buildCounterSlice(mb, 2);
+  auto r = import(mb, ImportOptions{});
+  const Module &m = moduleOf(r);
+  if (!r.ok())
+    return;
+  const Node &w = nodeNamed(m, "loop");
+  GraphId bg = w.subgraphs[1];
+  // The starts stay computed at run time; the output type is the one every
+  // iteration 0..3 gives (x[i : i + 2] of 6 elements), checked when it runs.
+  const Node &part = nodeNamed(m, "part", bg);
+  EXPECT_EQ(producer(m, bg, part.inputs[1]).type, "Unsqueeze");
+  EXPECT_EQ(describedPortType(part, 0), (TensorType{DType::F32, {2}}));
+  EXPECT_TRUE(hasRuntimeShapeOperands(m.graph(bg), part));
+  // The untyped scan output is typed by graphvet's inference: [M, 2].
+  const Node &acc = copiedFrom(m, 0, w.inputs[4]);
+  EXPECT_EQ(acc.attr("value")->asTensor().type(), (TensorType{DType::F32, {4, 2}}));
+  Diagnostics diags;
+  ModuleTypes types = inferModuleTypes(m, diags);
+  EXPECT_TRUE(diags.empty());
+  ASSERT_NE(types.of(0, OutPort{w.id, 4}), nullptr);
+  EXPECT_EQ(*types.of(0, OutPort{w.id, 4}), (TensorType{DType::F32, {4, 2}}));
+}
+
+TEST(OnnxImport, ShapeOperandWhoseTypeChangesBetweenIterationsIsAnError) {
+  // x[i : i + 4] of 6 elements: 4 elements in iterations 0..2, 3 in
+  // iteration 3: no static type.
+  ModelBuilder mb;
+  buildCounterSlice(mb, 4);
+  auto r = import(mb, ImportOptions{});
+  ASSERT_FALSE(r.ok());
+  std::string text = joined(r.errors);
+  EXPECT_NE(text.find("node 'part': Slice's input 1 ('start1') is computed at run time"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("f32[4] in iteration 0, f32[3] in iteration 3"), std::string::npos) << text;
+}
+
+TEST(OnnxImport, LoopCarriedValueOfAnotherTypeIsAnError) {
+  // The body concatenates to the loop-carried value: ONNX allows its shape
+  // to grow, graphvet's loop variables keep one type.
+  ModelBuilder mb;
+  mb.input("cond", kBool, {}).input("v0", kF32, {int64_t{2}});
+  mb.output("v", kF32, {int64_t{2}});
+  mb.initializer(test::int64Tensor("M", {}, {2}));
+  auto &loop = mb.node("Loop", {"M", "cond", "v0"}, {"v"}, "loop");
+  auto body = test::attrGraph(loop, "body", "loop_body");
+  body.input("i", kI64, {}).input("c_in", kBool, {}).untypedInput("v_in");
+  body.output("c_out", kBool, {}).untypedOutput("v_out");
+  body.node("Identity", {"c_in"}, {"c_out"}, "keep");
+  auto &cat = body.node("Concat", {"v_in", "v_in"}, {"v_out"}, "grow");
+  test::attrInt(cat, "axis", 0);
+  auto r = import(mb, ImportOptions{});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(joined(r.errors).find("loop-carried value 'v0' is f32[2] before the loop but the body "
+                                  "makes it f32[4]"),
+            std::string::npos)
+      << joined(r.errors);
+}
+
+TEST(OnnxImport, IfWithAKnownConditionIsItsBranch) {
+  // cond = Size(x) == 6 is known from x's static shape: the If is replaced
+  // by its then branch, whose Squeeze would not type in the else branch's
+  // place (the branches' results differ in shape).
+  ModelBuilder mb;
+  mb.input("x", kF32, {int64_t{1}, int64_t{6}});
+  mb.output("y", kF32, {int64_t{6}});
+  mb.initializer(test::int64Tensor("six", {}, {6}));
+  mb.initializer(test::int64Tensor("axis0", {1}, {0}));
+  mb.node("Size", {"x"}, {"n"}, "n");
+  mb.node("Equal", {"n", "six"}, {"flat"}, "flat");
+  auto &choose = mb.node("If", {"flat"}, {"y"}, "choose");
+  auto then = test::attrGraph(choose, "then_branch", "then_body");
+  then.untypedOutput("squeezed");
+  then.node("Squeeze", {"x", "axis0"}, {"squeezed"}, "squeeze");
+  auto other = test::attrGraph(choose, "else_branch", "else_body");
+  other.untypedOutput("same");
+  other.node("Identity", {"x"}, {"same"}, "same");
+  auto r = import(mb, ImportOptions{});
+  const Module &m = moduleOf(r);
+  if (!r.ok())
+    return;
+  EXPECT_EQ(m.numGraphs(), 1u) << "no If, no branches";
+  const Node &out = nodeNamed(m, "net_output");
+  EXPECT_EQ(producer(m, 0, out.inputs[0]).name, "squeeze");
+  EXPECT_EQ(m.graph(0).nodesOfType("If").size(), 0u);
+}
+
 TEST(OnnxImport, UnsupportedOpsAndTypesAreReportedTogether) {
   ModelBuilder mb(13);
   mb.input("x", kF32, {int64_t{4}})
@@ -511,8 +635,9 @@ TEST(OnnxImport, FreeDimensionsAreRejectedUnlessGiven) {
   auto opts = withOps({"Relu"});
   auto r = import(mb, opts);
   ASSERT_EQ(r.errors.size(), 1u);
-  EXPECT_EQ(r.errors[0], "input 'x' has free dimensions: dim 0 ('N'); fix them with an input "
-                         "shape (--input-shape x=DxDx...)");
+  EXPECT_EQ(r.errors[0], "input 'x' has free dimensions: dim 0 ('N'); fix them with "
+                         "--input-shape x=Dx3");
+  ASSERT_EQ(r.freeDimensions.size(), 1u);
 
   opts.inputShapes["x"] = {5, 3};
   auto fixed = import(mb, opts);
@@ -538,6 +663,66 @@ TEST(OnnxImport, FreeDimensionsAreRejectedUnlessGiven) {
   ASSERT_TRUE(byData.ok()) << joined(byData.errors);
   EXPECT_EQ(byData.inputs[0].type, (TensorType{DType::F32, {2, 3}}));
   EXPECT_EQ(nodeNamed(*byData.module, "x").type, "Data") << "not frozen without the option";
+}
+
+TEST(OnnxImport, UnsupportedOpsTypesAndFreeDimensionsAreOneError) {
+  ModelBuilder mb;
+  mb.input("x", kF32, {std::string("N"), int64_t{3}})
+      .input("s", TensorProto::STRING, {int64_t{2}})
+      .input("v", kF32, {std::string("B"), std::string("T")})
+      .output("e", kF32, {int64_t{3}, std::string("N")})
+      .output("t", TensorProto::STRING, {int64_t{2}})
+      .output("w", kF32, {std::string("B"), std::string("T")});
+  auto &ein = mb.node("Einsum", {"x"}, {"e"}, "e1");
+  test::attrString(ein, "equation", "ij->ji");
+  mb.node("Identity", {"s"}, {"t"}, "sid");
+  mb.node("Relu", {"v"}, {"w"}, "relu");
+  auto r = import(mb, withOps({"Relu"}));
+  ASSERT_EQ(r.errors.size(), 1u) << joined(r.errors);
+  EXPECT_EQ(r.errors[0], "unsupported ONNX ops: Einsum (node 'e1'); unsupported element types: "
+                         "STRING (input 's', output 't'); input 'x' has free dimensions: dim 0 "
+                         "('N'); fix them with --input-shape x=Dx3; input 'v' has free "
+                         "dimensions: dim 0 ('B'), dim 1 ('T'); fix them with --input-shape "
+                         "v=DxD");
+  EXPECT_EQ(r.unsupportedOps.count("Einsum"), 1u);
+  EXPECT_EQ(r.freeDimensions.size(), 2u);
+}
+
+TEST(OnnxImport, FreezeValuesFillTheInputsType) {
+  ModelBuilder mb;
+  mb.input("x", kF32, {int64_t{2}}).input("sr", kI64, {}).output("z", kF32, {int64_t{2}});
+  auto &cast = mb.node("Cast", {"sr"}, {"srf"}, "to_float");
+  test::attrInt(cast, "to", TensorProto::FLOAT);
+  mb.node("Mul", {"x", "srf"}, {"z"}, "scale");
+  ImportOptions opts;
+  opts.freezeValues["sr"] = "16000";
+  auto r = import(mb, opts);
+  const Module &m = moduleOf(r);
+  if (!r.ok())
+    return;
+  const Node &sr = nodeNamed(m, "sr");
+  EXPECT_EQ(sr.type, "Const");
+  EXPECT_EQ(sr.attr("value")->asTensor().type(), (TensorType{DType::I64, {}}));
+  EXPECT_EQ(sr.attr("value")->asTensor().getInt(0), 16000);
+  ASSERT_EQ(r.inputs.size(), 2u);
+  EXPECT_TRUE(r.inputs[1].frozen);
+  EXPECT_EQ(r.inputs[0].index, std::optional<int64_t>(0));
+
+  opts.freezeValues["sr"] = "16k";
+  auto bad = import(mb, opts);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(joined(bad.errors)
+                .find("cannot freeze input 'sr' (i64[]) to '16k': expected an "
+                      "integer"),
+            std::string::npos)
+      << joined(bad.errors);
+  opts.freezeValues.clear();
+  opts.freezeValues["rate"] = "1";
+  auto unknown = import(mb, opts);
+  EXPECT_NE(joined(unknown.errors)
+                .find("cannot freeze 'rate': the model has no input of that "
+                      "name"),
+            std::string::npos);
 }
 
 TEST(OnnxImport, FreezeInputsBecomeConst) {

@@ -74,6 +74,11 @@ public:
     g_->add_input()->set_name(name);
     return *this;
   }
+  /// An output without a type (graphvet's inference types it).
+  GraphBuilder &untypedOutput(const std::string &name) {
+    g_->add_output()->set_name(name);
+    return *this;
+  }
   GraphBuilder &output(const std::string &name, int32_t elem, const std::vector<Dim> &dims) {
     setType(g_->add_output(), elem, dims);
     g_->mutable_output(g_->output_size() - 1)->set_name(name);

@@ -31,6 +31,7 @@ struct CheckCmdOptions {
   bool noZ3 = false;
   bool json = false;
   std::string contract; ///< "exact" / "approx"; empty: from the passes (--pair: exact)
+  OnnxCmdOptions onnx;
 };
 
 int exitFor(oracle::Verdict v) {
@@ -130,7 +131,7 @@ int checkPair(const CheckCmdOptions &opts) {
   // The original is the user's input: unparsable or invalid is bad input.
   // The optimized graph is a tool's output: any defect of it is a violation
   // the oracle reports (invalid-output, cycle), so it is read as text.
-  auto orig = loadGraphFile(opts.pair[0], std::cerr);
+  auto orig = loadModuleFile(opts.pair[0], opts.onnx, "check", std::cerr);
   std::optional<std::string> optText = readTextFile(opts.pair[1], std::cerr);
   if (!orig || !optText)
     return kExitBadInput;
@@ -140,7 +141,7 @@ int checkPair(const CheckCmdOptions &opts) {
   if (ParseResult opt = parseModule(*optText); opt.module)
     props::checkReservedNodesKept(*orig, *opt.module, r);
   r.replay = oracle::replayPairCommand(opts.pair[0], opts.pair[1], opts.seed, opts.arithmetics) +
-             checkReplayFlags(opts);
+             checkReplayFlags(opts) + onnxReplayFlags(opts.onnx);
   print(r, "", opts.json);
   return exitFor(r.verdict);
 }
@@ -152,7 +153,7 @@ int checkFiles(const CheckCmdOptions &opts) {
   const bool several = opts.files.size() > 1;
   int status = kExitOk;
   for (const std::string &file : opts.files) {
-    auto original = loadGraphFile(file, std::cerr);
+    auto original = loadModuleFile(file, opts.onnx, "check", std::cerr);
     if (!original) {
       status = worse(status, kExitBadInput);
       continue;
@@ -180,7 +181,8 @@ int checkFiles(const CheckCmdOptions &opts) {
     props::checkReservedNodesKept(*original, optimized, r);
     r.replay = oracle::replayPassesCommand(file, opts.pipeline.passes.value_or(""), opts.seed,
                                            opts.arithmetics) +
-               pipelineReplayFlags(opts.pipeline) + checkReplayFlags(opts);
+               pipelineReplayFlags(opts.pipeline) + checkReplayFlags(opts) +
+               onnxReplayFlags(opts.onnx);
     print(r, several ? shown : "", opts.json, &pr);
     status = worse(status, exitFor(r.verdict));
   }
@@ -209,10 +211,12 @@ void registerCheck(CLI::App &app, CommandContext &ctx) {
   auto opts = std::make_shared<CheckCmdOptions>();
   CLI::App *sub = app.add_subcommand(
       "check", "Check that the passes (or any tool, with --pair) transform a graph soundly");
-  sub->add_option("files", opts->files, "the .graph files to optimize and check");
+  sub->add_option("files", opts->files,
+                  "the .graph files (or .onnx models, imported in memory) to optimize and check");
   sub->add_option("--pair", opts->pair, "check ORIGINAL OPTIMIZED instead of running passes")
       ->expected(2);
   addPipelineOptions(sub, opts->pipeline);
+  addOnnxOptions(sub, opts->onnx);
   addIntOption(sub, "--seed", opts->seed, 0, kMaxSeed, "initial states derive from this seed");
   addIntOption(sub, "--states", opts->states, 1, kMaxStates,
                "seeded initial states per experiment");

@@ -19,7 +19,7 @@ struct ImportCmdOptions {
   std::string output;
   std::string inputData;
   bool freezeShapeOperands = false;
-  std::vector<std::string> inputShapes;
+  OnnxCmdOptions onnx;
   bool json = false;
 };
 
@@ -42,6 +42,7 @@ nlohmann::ordered_json resultJson(const ImportCmdOptions &opts, const onnximport
   j["unsupported_types"] = nlohmann::ordered_json::object();
   for (const auto &[type, where] : r.unsupportedTypes)
     j["unsupported_types"][type] = where;
+  j["free_dimensions"] = r.freeDimensions;
   j["inputs"] = nlohmann::ordered_json::array();
   for (const auto &in : r.inputs)
     j["inputs"].push_back({{"name", in.name},
@@ -60,19 +61,8 @@ nlohmann::ordered_json resultJson(const ImportCmdOptions &opts, const onnximport
 
 int runImport(const ImportCmdOptions &opts) {
   onnximport::ImportOptions io;
-  for (const std::string &item : opts.inputShapes) {
-    size_t eq = item.find('=');
-    auto shape = eq == std::string::npos
-                     ? std::nullopt
-                     : onnximport::parseShapeText(std::string_view(item).substr(eq + 1));
-    if (eq == 0 || !shape) {
-      std::cerr << "graphvet import: error: --input-shape expects NAME=DIMS (e.g. "
-                   "x=1x3x224x224), got '"
-                << item << "'\n";
-      return kExitBadInput;
-    }
-    io.inputShapes[item.substr(0, eq)] = *shape;
-  }
+  if (!toImportOptions(opts.onnx, "import", io, std::cerr))
+    return kExitBadInput;
   if (opts.freezeShapeOperands && opts.inputData.empty()) {
     std::cerr << "graphvet import: error: --freeze-shape-operands needs --input-data DIR (the "
                  "values to freeze)\n";
@@ -87,8 +77,13 @@ int runImport(const ImportCmdOptions &opts) {
   int status = r.ok() ? kExitOk : kExitBadInput;
   if (r.ok()) {
     if (toStdout) {
+      // Weights go to a sidecar file next to the graph: on stdout there is
+      // none, and a real model's weights are no text to print.
+      if (!checkPrintableInline(*r.module, opts.file, std::cerr))
+        return kExitBadInput;
       text = printModule(*r.module);
-    } else if (std::string error; !writeModuleFile(*r.module, opts.output, error)) {
+    } else if (std::string error;
+               !writeModuleFile(*r.module, opts.output, error, kInlineLimitBytes)) {
       // Large tensors go to the sidecar OUT.weights next to OUT.graph.
       std::cerr << "graphvet import: error: " << error << "\n";
       status = kExitBadInput;
@@ -121,17 +116,14 @@ void registerImport(CLI::App &app, CommandContext &ctx) {
                 "turn the graph inputs whose values decide output types (Reshape's shape, "
                 "Slice's starts, a Loop's trip count with scan outputs...) into constants "
                 "holding their --input-data values");
-  sub->add_option("--input-shape", opts->inputShapes,
-                  "fix an input's shape, NAME=1x3x224x224 (an empty shape is a scalar; "
-                  "repeatable)")
-      ->expected(1)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  addOnnxOptions(sub, opts->onnx);
   sub->add_flag("--json", opts->json,
                 "print a JSON report: errors, unsupported ops and types, each input's Data index "
                 "(null when frozen), dtype and shape, outputs, and the module when not written "
                 "to a file");
-  sub->footer("Exit status: 0 imported, 2 bad input (unreadable or invalid model, unsupported "
-              "ops or element types, free dimensions, bad options).");
+  sub->footer("Weights over 1024 bytes go to OUT.weights next to -o OUT.graph (a model with such "
+              "weights needs -o). Exit status: 0 imported, 2 bad input (unreadable or invalid "
+              "model, unsupported ops or element types, free dimensions, bad options).");
   sub->callback([opts, &ctx] { ctx.status = runImport(*opts); });
 }
 

@@ -1,5 +1,6 @@
-// graphvet opt: runs the pass pipeline on a .graph file and prints the
-// optimized module canonically. --remarks explains every decision on stderr,
+// graphvet opt: runs the pass pipeline on a .graph file (or an ONNX model,
+// imported in memory) and prints the optimized module canonically. --remarks explains every
+// decision on stderr,
 // --stats counts them (--json: as JSON on stdout, the graph then only goes to
 // -o), --split-input-file runs each `# -----` chunk of the file on its own.
 #include "ir/parser.h"
@@ -27,6 +28,7 @@ struct OptOptions {
   bool stats = false;
   bool json = false;
   bool splitInputFile = false;
+  OnnxCmdOptions onnx;
 };
 
 constexpr std::string_view kSplitMarker = "# -----";
@@ -104,17 +106,12 @@ struct ChunkOutcome {
   std::string json;  ///< --json report
 };
 
-ChunkOutcome runChunk(const OptOptions &opts, const PipelineOptions &pipeline,
-                      const std::string &text, const std::string &shownName) {
+/// Runs the pipeline on `m` in place: diagnostics and remarks on stderr,
+/// the --json report in the outcome (not the printed graph).
+ChunkOutcome optimize(const OptOptions &opts, const PipelineOptions &pipeline, Module &m,
+                      const std::string &shownName) {
   ChunkOutcome out;
-  std::string errors;
-  auto m = parseOrReport(text, shownName, errors);
-  std::cerr << errors;
-  if (!m) {
-    out.status = kExitBadInput;
-    return out;
-  }
-  PipelineResult result = runPipeline(*m, pipeline);
+  PipelineResult result = runPipeline(m, pipeline);
   for (const Diagnostic &w : result.warnings)
     std::cerr << w.format(shownName) << "\n";
   if (opts.remarks && !opts.json)
@@ -148,8 +145,54 @@ ChunkOutcome runChunk(const OptOptions &opts, const PipelineOptions &pipeline,
     }
     out.json = j.dump() + "\n";
   }
-  out.graph = printModule(*m);
   return out;
+}
+
+ChunkOutcome runChunk(const OptOptions &opts, const PipelineOptions &pipeline,
+                      const std::string &text, const std::string &shownName) {
+  std::string errors;
+  auto m = parseOrReport(text, shownName, errors);
+  std::cerr << errors;
+  if (!m) {
+    ChunkOutcome out;
+    out.status = kExitBadInput;
+    return out;
+  }
+  ChunkOutcome out = optimize(opts, pipeline, *m, shownName);
+  if (out.status != kExitBadInput)
+    out.graph = printModule(*m);
+  return out;
+}
+
+/// An ONNX model: imported in memory, optimized, written with its weights
+/// in a sidecar (-o), or printed when it has no large weights.
+int runOnnx(const OptOptions &opts, const PipelineOptions &pipeline) {
+  if (opts.splitInputFile) {
+    std::cerr << "graphvet opt: error: --split-input-file applies to .graph files only\n";
+    return kExitBadInput;
+  }
+  auto m = loadModuleFile(opts.file, opts.onnx, "opt", std::cerr);
+  if (!m)
+    return kExitBadInput;
+  ChunkOutcome c = optimize(opts, pipeline, *m, opts.file);
+  if (c.status == kExitBadInput)
+    return c.status;
+  if (opts.json) {
+    std::cout << c.json;
+    std::cout.flush();
+  }
+  if (!opts.output.empty() && opts.output != "-") {
+    if (std::string error; !writeModuleFile(*m, opts.output, error, kInlineLimitBytes)) {
+      std::cerr << "graphvet opt: error: " << error << "\n";
+      return kExitBadInput;
+    }
+  } else if (!opts.json) {
+    if (!checkPrintableInline(*m, opts.file, std::cerr))
+      return kExitBadInput;
+    std::cout << printModule(*m);
+    std::cout.flush();
+  }
+  return c.status;
 }
 
 int runOpt(const OptOptions &opts) {
@@ -158,6 +201,8 @@ int runOpt(const OptOptions &opts) {
   // Reject unknown pass names before touching the input.
   if (!toPipelineOptions(opts.pipeline, "opt", pipeline, std::cerr))
     return kExitBadInput;
+  if (isOnnxFile(opts.file) || opts.onnx.any())
+    return runOnnx(opts, pipeline);
 
   auto text = readInput(opts.file, std::cerr);
   if (!text)
@@ -214,8 +259,11 @@ void registerOpt(CLI::App &app, CommandContext &ctx) {
   auto opts = std::make_shared<OptOptions>();
   CLI::App *sub = app.add_subcommand(
       "opt", "Run the pass pipeline on a .graph file and print the optimized graph");
-  sub->add_option("file", opts->file, "the .graph file ('-' for stdin)")->required();
+  sub->add_option("file", opts->file,
+                  "the .graph file ('-' for stdin), or a .onnx model (imported first)")
+      ->required();
   addPipelineOptions(sub, opts->pipeline);
+  addOnnxOptions(sub, opts->onnx);
   sub->add_flag("--verify-each,!--no-verify", opts->verifyEach,
                 "run the structural verifier after every pass (default: on)");
   sub->add_option("-o,--output", opts->output, "write the optimized graph here (default: stdout)");

@@ -33,9 +33,10 @@ struct RunCmdOptions {
   bool plan = false;
   bool json = false;
   bool full = false;
-  std::vector<std::string> inputs; ///< NAME=PATH or K=PATH
+  std::vector<std::string> inputs; ///< NAME=PATH or K=PATH (NAME: a Data node or ONNX input)
   std::string outputsDir;
   std::string saveDir;
+  OnnxCmdOptions onnx;
 };
 
 /// Past this many elements a tensor is summarized (numpy's threshold)...
@@ -298,18 +299,33 @@ std::vector<UserInput> userInputs(const Module &m) {
 }
 
 /// Reads `NAME=PATH` / `K=PATH` user input files: a .npy file must have the
-/// input's dtype and shape; any other file is raw little-endian bytes.
+/// input's dtype and shape; any other file is raw little-endian bytes. NAME
+/// is a Data node's name or, for an ONNX model, one of its inputs' names.
 bool readInputs(const Module &m, const std::vector<std::string> &specs,
+                const std::vector<onnximport::ImportedInput> &named,
                 std::map<int64_t, oracle::Bytes> &out, std::string &error) {
   std::vector<UserInput> known = userInputs(m);
   for (const std::string &spec : specs) {
     size_t eq = spec.find('=');
     std::string key = eq == std::string::npos ? std::string() : spec.substr(0, eq);
     const UserInput *input = nullptr;
+    for (const onnximport::ImportedInput &in : named) {
+      if (in.name != key)
+        continue;
+      if (!in.index) {
+        error = fmt::format("graphvet run: error: --input '{}': input '{}' is frozen (a "
+                            "constant)",
+                            spec, in.name);
+        return false;
+      }
+      for (const UserInput &u : known)
+        if (u.index == *in.index)
+          input = &u;
+    }
+    bool isIndex =
+        !key.empty() && key.size() < 19 && key.find_first_not_of("0123456789") == std::string::npos;
     for (const UserInput &u : known)
-      if (u.name == key ||
-          (!key.empty() && key.find_first_not_of("0123456789") == std::string::npos &&
-           key.size() < 19 && std::stoll(key) == u.index))
+      if (!input && (u.name == key || (isIndex && std::stoll(key) == u.index)))
         input = &u;
     if (!input) {
       std::string names;
@@ -423,7 +439,8 @@ bool writeOutputs(const std::string &dir, const oracle::Observation &o, std::str
 }
 
 int runRun(const RunCmdOptions &opts) {
-  auto m = loadGraphFile(opts.file, std::cerr);
+  std::vector<onnximport::ImportedInput> named;
+  auto m = loadModuleFile(opts.file, opts.onnx, "run", std::cerr, &named);
   if (!m)
     return kExitBadInput;
   oracle::RunOptions ro;
@@ -431,7 +448,7 @@ int runRun(const RunCmdOptions &opts) {
   ro.schedule = parseSchedule(opts.schedule, opts.seed);
   std::string shown = opts.file == "-" ? "<stdin>" : opts.file;
   std::string inputError;
-  if (!readInputs(*m, opts.inputs, ro.inputs, inputError)) {
+  if (!readInputs(*m, opts.inputs, named, ro.inputs, inputError)) {
     std::cerr << inputError << "\n";
     return kExitBadInput;
   }
@@ -533,7 +550,9 @@ void registerRun(CLI::App &app, CommandContext &ctx) {
   auto opts = std::make_shared<RunCmdOptions>();
   CLI::App *sub = app.add_subcommand(
       "run", "Run a graph in the reference interpreter and print outputs, variables and inputs");
-  sub->add_option("file", opts->file, "the .graph file ('-' for stdin)")->required();
+  sub->add_option("file", opts->file,
+                  "the .graph file ('-' for stdin), or a .onnx model (imported in memory)")
+      ->required();
   addIntOption(sub, "--seed", opts->seed, 0, kMaxSeed,
                "seed of the initial state (and of --schedule random)");
   sub->add_option("--schedule", opts->schedule,
@@ -548,12 +567,14 @@ void registerRun(CLI::App &app, CommandContext &ctx) {
                             "up to that size)",
                             kSummarizeAbove, kEdgeItems));
   sub->add_option("--input", opts->inputs,
-                  "NAME=PATH or K=PATH: the user input named NAME (its Data node) or with index "
-                  "K takes the tensor of PATH instead of seeded values: a .npy file of the "
-                  "input's dtype and shape, or raw little-endian bytes (repeatable)");
+                  "NAME=PATH or K=PATH: the user input named NAME (its Data node, or for a "
+                  ".onnx model the model's input) or with index K takes the tensor of PATH "
+                  "instead of seeded values: a .npy file of the input's dtype and shape, or raw "
+                  "little-endian bytes (repeatable)");
   sub->add_option("--save", opts->saveDir,
                   "write run 1's graph outputs to DIR as output_K.npy, with outputs.json "
                   "(dtypes, shapes, indeterminate counts)");
+  addOnnxOptions(sub, opts->onnx);
   sub->add_option("--outputs-dir", opts->outputsDir,
                   "write run 1's graph outputs to DIR: output_K.bin (raw bytes), output_K.undef "
                   "(one byte per element, 1 = indeterminate) and outputs.json (dtypes, shapes)");

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "ir/graph.h"
+#include "onnx/importer.h"
 #include "passes/pass_manager.h"
 
 #include <CLI/CLI.hpp>
@@ -150,6 +151,47 @@ inline constexpr uint64_t kMaxBudget = 1000000;      ///< shrink / reduce budget
 /// arithmetics).
 void addArithmeticsOption(CLI::App *sub, const std::string &name, unsigned &value,
                           const std::string &help);
+
+/// The options of the commands that read ONNX models (import, run, check,
+/// opt): a `.onnx` file is imported in memory with them.
+struct OnnxCmdOptions {
+  std::vector<std::string> inputShapes; ///< --input-shape NAME=DIMS[,NAME=DIMS...]
+  std::vector<std::string> freeze;      ///< --freeze NAME=NUMBER[,NAME=NUMBER...]
+  bool any() const { return !inputShapes.empty() || !freeze.empty(); }
+};
+
+/// Adds --input-shape and --freeze (group "ONNX models") to `sub`.
+void addOnnxOptions(CLI::App *sub, OnnxCmdOptions &opts);
+
+/// Parses the ONNX options into `io` (inputShapes, freezeValues). On a
+/// malformed item prints "graphvet COMMAND: error: ..." and returns false.
+bool toImportOptions(const OnnxCmdOptions &opts, std::string_view command,
+                     onnximport::ImportOptions &io, std::ostream &err);
+
+/// The ONNX options as a replay command repeats them (" --input-shape
+/// 'x=1x3'", " --freeze 'sr=16000'").
+std::string onnxReplayFlags(const OnnxCmdOptions &opts);
+
+/// True for a path naming an ONNX model (`.onnx`).
+bool isOnnxFile(const std::string &path);
+
+/// loadGraphFile, or for a `.onnx` model its import (ONNX's checker and
+/// shape inference, the options above): every import error is printed as
+/// "PATH: error: ..." to `err`. ONNX options given for a `.graph` file are an
+/// error. `inputs`, when given, receives the imported model's inputs (empty
+/// for a `.graph` file).
+std::optional<Module> loadModuleFile(const std::string &path, const OnnxCmdOptions &onnx,
+                                     std::string_view command, std::ostream &err,
+                                     std::vector<onnximport::ImportedInput> *inputs = nullptr);
+
+/// Tensors larger than this go to a sidecar weights file (graph-format.md
+/// v2's `file(...)`) when a command writes a module from an ONNX model.
+inline constexpr uint64_t kInlineLimitBytes = 1024;
+
+/// When `m` holds tensor literals over kInlineLimitBytes (a real model's
+/// weights), prints "PATH: error: ... write it with -o OUT.graph" to `err`
+/// and returns false: they are not printed as text on stdout.
+bool checkPrintableInline(const Module &m, const std::string &path, std::ostream &err);
 
 void registerShow(CLI::App &app, CommandContext &ctx);
 void registerOpt(CLI::App &app, CommandContext &ctx);

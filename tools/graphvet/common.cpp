@@ -1,5 +1,6 @@
-// Helpers shared by the subcommands: loading graph files, writing output, the
-// pass options and the numeric options every subcommand spells alike.
+// Helpers shared by the subcommands: loading graph files (and importing ONNX
+// models), writing output, the pass options, the ONNX options and the
+// numeric options every subcommand spells alike.
 #include "ir/parser.h"
 #include "tools/graphvet/commands.h"
 
@@ -38,6 +39,129 @@ std::optional<Module> loadGraphFile(const std::string &path, std::ostream &err) 
   auto m = parseOrReport(*text, shownName, errors);
   err << errors;
   return m;
+}
+
+void addOnnxOptions(CLI::App *sub, OnnxCmdOptions &opts) {
+  const std::string group = "ONNX models";
+  sub->add_option("--input-shape", opts.inputShapes,
+                  "for a .onnx model: fix inputs' shapes, NAME=1x3x224x224 (an empty shape is a "
+                  "scalar; several as NAME=DIMS,NAME=DIMS; repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->group(group);
+  sub->add_option("--freeze", opts.freeze,
+                  "for a .onnx model: make an input a constant holding NUMBER in every element, "
+                  "NAME=NUMBER (e.g. sr=16000; several as NAME=N,NAME=N; repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->group(group);
+}
+
+namespace {
+
+/// Splits `a=1,b=2` items into (name, text) pairs; false on an item without
+/// a name or `=`.
+bool splitAssignments(const std::vector<std::string> &items,
+                      std::vector<std::pair<std::string, std::string>> &out, std::string &bad) {
+  for (const std::string &item : items) {
+    std::stringstream parts(item);
+    for (std::string part; std::getline(parts, part, ',');) {
+      size_t eq = part.find('=');
+      if (eq == std::string::npos || eq == 0) {
+        bad = part;
+        return false;
+      }
+      out.emplace_back(part.substr(0, eq), part.substr(eq + 1));
+    }
+  }
+  return true;
+}
+
+} // namespace
+
+bool toImportOptions(const OnnxCmdOptions &opts, std::string_view command,
+                     onnximport::ImportOptions &io, std::ostream &err) {
+  std::vector<std::pair<std::string, std::string>> shapes, frozen;
+  std::string bad;
+  if (!splitAssignments(opts.inputShapes, shapes, bad)) {
+    err << "graphvet " << command
+        << ": error: --input-shape expects NAME=DIMS (e.g. x=1x3x224x224), got '" << bad << "'\n";
+    return false;
+  }
+  for (const auto &[name, text] : shapes) {
+    auto shape = onnximport::parseShapeText(text);
+    if (!shape) {
+      err << "graphvet " << command
+          << ": error: --input-shape expects NAME=DIMS (e.g. x=1x3x224x224), got '" << name << "="
+          << text << "'\n";
+      return false;
+    }
+    io.inputShapes[name] = *shape;
+  }
+  if (!splitAssignments(opts.freeze, frozen, bad)) {
+    err << "graphvet " << command << ": error: --freeze expects NAME=NUMBER (e.g. sr=16000), got '"
+        << bad << "'\n";
+    return false;
+  }
+  for (const auto &[name, text] : frozen)
+    io.freezeValues[name] = text;
+  return true;
+}
+
+std::string onnxReplayFlags(const OnnxCmdOptions &opts) {
+  std::string out;
+  for (const std::string &s : opts.inputShapes)
+    out += " --input-shape '" + s + "'";
+  for (const std::string &f : opts.freeze)
+    out += " --freeze '" + f + "'";
+  return out;
+}
+
+bool isOnnxFile(const std::string &path) {
+  return path.size() > 5 && path.compare(path.size() - 5, 5, ".onnx") == 0;
+}
+
+std::optional<Module> loadModuleFile(const std::string &path, const OnnxCmdOptions &onnx,
+                                     std::string_view command, std::ostream &err,
+                                     std::vector<onnximport::ImportedInput> *inputs) {
+  if (!isOnnxFile(path)) {
+    if (onnx.any()) {
+      err << "graphvet " << command
+          << ": error: --input-shape and --freeze apply to .onnx models only\n";
+      return std::nullopt;
+    }
+    return loadGraphFile(path, err);
+  }
+  onnximport::ImportOptions io;
+  if (!toImportOptions(onnx, command, io, err))
+    return std::nullopt;
+  onnximport::ImportResult r = onnximport::importOnnx(path, io);
+  for (const std::string &e : r.errors)
+    err << path << ": error: " << e << "\n";
+  if (!r.ok())
+    return std::nullopt;
+  if (inputs)
+    *inputs = r.inputs;
+  return std::move(r.module);
+}
+
+bool checkPrintableInline(const Module &m, const std::string &path, std::ostream &err) {
+  uint64_t count = 0, bytes = 0;
+  for (GraphId g = 0; g < m.numGraphs(); ++g)
+    for (NodeId id : m.graph(g).liveNodes())
+      for (const auto &[key, value] : m.graph(g).node(id).attrs)
+        if (value.isTensor() && value.asTensor().bytes().size() > kInlineLimitBytes) {
+          ++count;
+          bytes += value.asTensor().bytes().size();
+        }
+  if (count == 0)
+    return true;
+  err << path << ": error: the model has " << count
+      << (count == 1 ? " weight tensor" : " weight tensors") << " over " << kInlineLimitBytes
+      << " bytes (" << bytes
+      << " bytes in all), not printed as text: write it with -o OUT.graph (weights go to "
+         "OUT.weights)\n";
+  return false;
 }
 
 bool writeOutput(const std::string &path, const std::string &text, std::ostream &err) {
