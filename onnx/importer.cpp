@@ -311,6 +311,11 @@ std::optional<Shape> resolveInputShape(Context &ctx, const onnx::ValueInfoProto 
 /// integer for integer dtypes, 0/1/true/false for bool).
 std::optional<Tensor> filledTensor(const TensorType &type, const std::string &text,
                                    std::string &error) {
+  auto elements = type.checkedElements();
+  if (!elements || static_cast<uint64_t>(*elements) > kMaxBufferBytes / dtypeBytes(type.dtype)) {
+    error = fmt::format("the input is larger than {} bytes", kMaxBufferBytes);
+    return std::nullopt;
+  }
   Tensor t(type);
   const char *end = text.data() + text.size();
   if (type.dtype == DType::Bool) {

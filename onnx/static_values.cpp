@@ -397,7 +397,7 @@ private:
     graph(*body);
     uint64_t perIteration = std::max<uint64_t>(1, visits_ - before);
     if (tripCount && *tripCount > 0 && anyUntyped(*body) &&
-        probeSpent_ + perIteration * static_cast<uint64_t>(*tripCount) <= kProbeBudget) {
+        static_cast<uint64_t>(*tripCount) <= (kProbeBudget - probeSpent_) / perIteration) {
       probeSpent_ += perIteration * static_cast<uint64_t>(*tripCount);
       probe(*body, *tripCount);
     }

@@ -550,6 +550,18 @@ void Translator::translateLoop(Scope &s, const onnx::NodeProto &n, const std::st
   }
   const int64_t firstScan = 3 + carried, firstCapture = firstScan + scans;
   const int64_t rows = tripCount ? std::max<int64_t>(0, *tripCount) : 0;
+  // The accumulators are constants of [M, ...] zeros: bounded like any
+  // buffer the interpreter allocates.
+  for (const TensorType &t : scanTypes) {
+    TensorType acc = t;
+    acc.shape.insert(acc.shape.begin(), rows);
+    auto elements = acc.checkedElements();
+    if (!elements || static_cast<uint64_t>(*elements) > kMaxBufferBytes / dtypeBytes(acc.dtype)) {
+      fail(n, fmt::format("{}: the scan output accumulator {} is larger than {} bytes", where,
+                          acc.str(), kMaxBufferBytes));
+      return;
+    }
+  }
 
   GraphId cg = newGraph(name + "_cond");
   GraphId bg = newGraph(bp.name().empty() ? name + "_body" : bp.name());

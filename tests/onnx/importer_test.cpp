@@ -716,6 +716,17 @@ TEST(OnnxImport, FreezeValuesFillTheInputsType) {
                       "integer"),
             std::string::npos)
       << joined(bad.errors);
+  // Bounded like any buffer: a frozen input is a constant held in memory.
+  ModelBuilder wide;
+  wide.input("x", kF32, {std::string("N")}).output("y", kF32, {std::string("N")});
+  wide.node("Relu", {"x"}, {"y"}, "relu");
+  ImportOptions huge;
+  huge.inputShapes["x"] = {int64_t{1} << 40};
+  huge.freezeValues["x"] = "1";
+  auto tooLarge = import(wide, huge);
+  EXPECT_NE(joined(tooLarge.errors).find("is larger than"), std::string::npos)
+      << joined(tooLarge.errors);
+
   opts.freezeValues.clear();
   opts.freezeValues["rate"] = "1";
   auto unknown = import(mb, opts);
