@@ -3,6 +3,7 @@
 // outputs, and the catalogue assembled from the family files.
 #include "props/typed_builder.h"
 
+#include "props/typed_attrs.h"
 #include "props/typed_shape.h"
 #include "props/typed_values.h"
 
@@ -155,10 +156,7 @@ Value Builder::data(const TensorType &t) {
   AttrMap attrs;
   attrs["index"] = AttrValue::ofInt(nextIndex_++);
   attrs["out0.dtype"] = ident(t.dtype);
-  AttrValue::List dims;
-  for (int64_t d : t.shape)
-    dims.push_back(AttrValue::ofInt(d));
-  attrs["out0.shape"] = AttrValue::ofList(std::move(dims));
+  attrs["out0.shape"] = intList(t.shape);
   return addSource("Data", "in", std::move(attrs), t);
 }
 
@@ -195,6 +193,16 @@ std::vector<Value> Builder::emit(const std::string &op, const Inputs &inputs, At
   std::vector<std::optional<OutPort>> ports;
   for (const auto &in : inputs)
     ports.push_back(in ? std::optional<OutPort>(in->port) : std::nullopt);
+  // Sometimes the outputs also carry their description (`outK.dtype`,
+  // `outK.shape`), which the verifier checks against inference.
+  if (ch.chance(8))
+    for (size_t k = 0; k < outputs.size(); ++k) {
+      const auto key = [k](const char *what) {
+        return Node::portKey(true, static_cast<uint32_t>(k), what);
+      };
+      attrs[key("dtype")] = ident(outputs[k].dtype);
+      attrs[key("shape")] = intList(outputs[k].shape);
+    }
   NodeId id = g.addNode(freshName(op), op, std::move(ports), static_cast<uint32_t>(outputs.size()));
   g.node(id).attrs = std::move(attrs);
   std::vector<Value> out;
