@@ -590,7 +590,8 @@ ImportResult importOnnxBytes(const std::string &bytes, const std::string &modelD
 
 ImportResult importOnnx(const std::string &path, const ImportOptions &opts) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  std::error_code dirError; // a directory opens but cannot be read
+  if (!in || std::filesystem::is_directory(path, dirError)) {
     ImportResult r;
     r.errors.push_back("cannot open file");
     return r;

@@ -126,7 +126,8 @@ std::optional<std::string> readExternal(const TensorProto &t, const std::string 
   }
   std::filesystem::path file = std::filesystem::path(modelDir.empty() ? "." : modelDir) / rel;
   std::ifstream in(file, std::ios::binary);
-  if (!in) {
+  std::error_code dirError; // a directory opens but cannot be read
+  if (!in || std::filesystem::is_directory(file, dirError)) {
     error = fmt::format("cannot open external data file '{}'", file.string());
     return std::nullopt;
   }
@@ -268,7 +269,8 @@ TensorProto tensorToProto(const Tensor &t, const std::string &name) {
 std::optional<Tensor> readTensorProto(const std::string &path, std::string &error,
                                       std::string *name) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  std::error_code dirError; // a directory opens but cannot be read
+  if (!in || std::filesystem::is_directory(path, dirError)) {
     error = "cannot open file";
     return std::nullopt;
   }

@@ -1054,7 +1054,8 @@ private:
   bool readSidecar(const std::string &name, int64_t offset, std::span<uint8_t> dst, SourceLoc loc) {
     std::filesystem::path path = std::filesystem::path(baseDir_) / name;
     std::ifstream in(path, std::ios::binary);
-    if (!in) {
+    std::error_code dirError; // a directory opens but cannot be read
+    if (!in || std::filesystem::is_directory(path, dirError)) {
       error(loc, fmt::format("cannot read sidecar file '{}'", path.string()));
       return false;
     }
@@ -1222,7 +1223,8 @@ ParseResult parseModule(std::string_view text, const ParseOptions &opts) {
 
 ParseResult parseFile(const std::string &path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  std::error_code dirError; // a directory opens but cannot be read
+  if (!in || std::filesystem::is_directory(path, dirError)) {
     ParseResult r;
     r.diagnostics.push_back({SourceLoc{}, fmt::format("cannot read file '{}'", path)});
     return r;

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -72,7 +73,8 @@ std::optional<std::string> readInput(const std::string &path, std::ostream &err)
   if (path == "-")
     return std::string(std::istreambuf_iterator<char>(std::cin), {});
   std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  std::error_code dirError; // a directory opens but cannot be read
+  if (!in || std::filesystem::is_directory(path, dirError)) {
     err << path << ": error: cannot open file\n";
     return std::nullopt;
   }

@@ -339,7 +339,8 @@ bool readInputs(const Module &m, const std::vector<std::string> &specs,
     }
     std::string path = spec.substr(eq + 1);
     std::ifstream in(path, std::ios::binary);
-    if (!in) {
+    std::error_code dirError; // a directory opens but cannot be read
+    if (!in || std::filesystem::is_directory(path, dirError)) {
       error = fmt::format("graphvet run: error: --input '{}': cannot read '{}'", spec, path);
       return false;
     }

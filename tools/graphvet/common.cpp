@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -22,7 +23,8 @@ std::optional<std::string> readTextFile(const std::string &path, std::ostream &e
     return text;
   }
   std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  std::error_code dirError; // a directory opens but cannot be read
+  if (!in || std::filesystem::is_directory(path, dirError)) {
     err << path << ": error: cannot open file\n";
     return std::nullopt;
   }
