@@ -203,7 +203,7 @@ ModuleTypes assertWellTyped(const TypedModule &tm) {
 /// Property 1: the verifier accepts every generated graph; inference gives
 /// the generator's model types; the kernels produce exactly the inferred
 /// types; the interpreter's outputs are the kernels' tensors, bit for bit.
-GRAPHVET_PROP(TypedGraphProps, WellTypedAndKernelsAgree, 2000, ()) {
+GRAPHVET_PROP(TypedGraphProps, WellTypedAndKernelsAgree, 10000, ()) {
   TypedModule tm = buildTypedModule(*genTypedRecipe());
   const uint64_t seed = *rc::gen::arbitrary<uint64_t>();
   ModuleTypes types = assertWellTyped(tm);
@@ -231,7 +231,7 @@ GRAPHVET_PROP(TypedGraphProps, WellTypedAndKernelsAgree, 2000, ()) {
 /// Property 2: the interpreter completes every generated graph, in the
 /// reference order and in a seeded random order, without a fault, and both
 /// orders give the same bits.
-GRAPHVET_PROP(TypedGraphProps, InterpreterNeverFaults, 2000, ()) {
+GRAPHVET_PROP(TypedGraphProps, InterpreterNeverFaults, 6000, ()) {
   TypedModule tm = buildTypedModule(*genTypedRecipe());
   const uint64_t seed = *rc::gen::arbitrary<uint64_t>();
   oracle::RunReport reference = runAt(tm.module, seed);
@@ -244,7 +244,7 @@ GRAPHVET_PROP(TypedGraphProps, InterpreterNeverFaults, 2000, ()) {
 
 /// Property 3: print(parse(print(g))) == print(g), bit for bit, and the
 /// parsed graph runs to the same bits as the generated one.
-GRAPHVET_PROP(TypedGraphProps, FormatRoundTripsBitForBit, 2000, ()) {
+GRAPHVET_PROP(TypedGraphProps, FormatRoundTripsBitForBit, 6000, ()) {
   TypedModule tm = buildTypedModule(*genTypedRecipe());
   const uint64_t seed = *rc::gen::arbitrary<uint64_t>();
   std::string text = printModule(tm.module);
@@ -260,7 +260,7 @@ GRAPHVET_PROP(TypedGraphProps, FormatRoundTripsBitForBit, 2000, ()) {
 
 /// Property 4: the same seed gives the same graph, and two runs of it at
 /// the same run seed give the same bits.
-GRAPHVET_PROP(TypedGraphProps, SameSeedSameBits, 1000, ()) {
+GRAPHVET_PROP(TypedGraphProps, SameSeedSameBits, 3000, ()) {
   const uint64_t genSeed = *rc::gen::arbitrary<uint64_t>();
   const int size = *rc::gen::inRange(0, kTypedDefaultSize + 1);
   const uint64_t runSeed = *rc::gen::arbitrary<uint64_t>();
@@ -274,7 +274,7 @@ GRAPHVET_PROP(TypedGraphProps, SameSeedSameBits, 1000, ()) {
 
 /// Shrinking works on the recipe, so every shrink must build a valid,
 /// well-typed graph too: walk the first shrinks of each level.
-GRAPHVET_PROP(TypedGraphProps, ShrunkRecipesStayValid, 200, ()) {
+GRAPHVET_PROP(TypedGraphProps, ShrunkRecipesStayValid, 500, ()) {
   const uint64_t seed = *rc::gen::arbitrary<uint64_t>();
   rc::Shrinkable<TypedRecipe> s = generateTypedRecipe(seed, 60);
   for (int depth = 0; depth < 5; ++depth) {
