@@ -161,15 +161,7 @@ private:
               std::string message) {
     if (!remarks_)
       return;
-    Remark r;
-    r.pass = std::string(kCseName);
-    r.node = n.name;
-    r.decision = decision;
-    r.rule = std::move(tag);
-    r.message = std::move(message);
-    r.graph = g.name;
-    r.loc = n.loc;
-    remarks_->push_back(std::move(r));
+    remarks_->push_back(nodeRemark(kCseName, g, n, decision, std::move(tag), std::move(message)));
   }
 
   void runGraph(GraphId gid) {

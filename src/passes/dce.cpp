@@ -91,15 +91,7 @@ private:
               std::string message) {
     if (!remarks_)
       return;
-    Remark r;
-    r.pass = std::string(kDceName);
-    r.node = n.name;
-    r.decision = decision;
-    r.rule = std::move(tag);
-    r.message = std::move(message);
-    r.graph = g.name;
-    r.loc = n.loc;
-    remarks_->push_back(std::move(r));
+    remarks_->push_back(nodeRemark(kDceName, g, n, decision, std::move(tag), std::move(message)));
   }
 
   int64_t countNodes(GraphId g) const {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 
 namespace graphvet {
 
@@ -27,6 +28,18 @@ struct Remark {
   std::string graph; ///< name of the graph holding the node
   SourceLoc loc;     ///< where the node was parsed ({0,0} if it was not)
 };
+
+/// The remark of `pass` deciding on node `n` of graph `g`.
+inline Remark nodeRemark(std::string_view pass, const Graph &g, const Node &n, std::string decision,
+                         std::string rule, std::string message) {
+  return Remark{std::string(pass),
+                n.name,
+                std::move(decision),
+                std::move(rule),
+                std::move(message),
+                g.name,
+                n.loc};
+}
 
 /// Named counters of one pass run (tensor-move-delete: tensor_moves, deleted,
 /// kept, ctrl_edges_added).
