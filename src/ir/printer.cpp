@@ -104,6 +104,18 @@ void printValue(const AttrValue &v, std::string &out, SidecarWriter &sw) {
   }
 }
 
+} // namespace
+
+std::string formatAttrValue(const AttrValue &v) {
+  PrintOptions opts;
+  SidecarWriter sw{opts};
+  std::string out;
+  printValue(v, out, sw);
+  return out;
+}
+
+namespace {
+
 std::string graphName(const Module &m, GraphId g) {
   if (g < m.numGraphs())
     return m.graph(g).name;

@@ -37,6 +37,8 @@ bool writeModuleFile(const Module &m, const std::string &path, std::string &erro
 /// (a NaN with a payload) has no exact decimal text.
 std::string formatTensorLiteral(const Tensor &t);
 
+/// An attribute value as the format writes it (tensors always inline).
+std::string formatAttrValue(const AttrValue &v);
 /// A name as the format writes it: bare when it is an identifier that is not
 /// a keyword, otherwise quoted with escapes.
 std::string formatName(const std::string &name);
