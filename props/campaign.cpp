@@ -83,6 +83,25 @@ uint64_t outputHash(uint64_t index, const Evaluation &e) {
   return fnv1a(text);
 }
 
+bool typedCase(const CampaignOptions &opts, uint64_t index) {
+  switch (opts.generator) {
+  case CaseGenerator::Memory:
+    return false;
+  case CaseGenerator::Typed:
+    return true;
+  case CaseGenerator::Mixed:
+    return index % 2 == 1;
+  }
+  return false;
+}
+
+/// The original of case `index` (seed `seed`), from the generator that draws it.
+Module caseModule(const CampaignOptions &opts, uint64_t index, uint64_t seed) {
+  if (typedCase(opts, index))
+    return generateTypedModule(seed, kTypedDefaultSize, opts.typedGen).module;
+  return generateModule(seed, opts.gen);
+}
+
 EvalOptions caseEvalOptions(const CampaignOptions &opts, uint64_t seed) {
   EvalOptions eo{opts.pipeline, opts.check, opts.overridesReachOriginal};
   eo.check.seed = seed;
@@ -133,7 +152,7 @@ void countMissed(const CampaignOptions &opts, uint64_t index, const Module &orig
 
 std::optional<Failure> runCase(const CampaignOptions &opts, uint64_t index, CampaignStats &stats) {
   uint64_t seed = caseSeed(opts.seed, index);
-  Module m = generateModule(seed, opts.gen);
+  Module m = caseModule(opts, index, seed);
   // The original sees the option overrides, as in graphvet check --option.
   if (opts.overridesReachOriginal)
     writeOptionOverrides(m, opts.pipeline);
@@ -202,21 +221,36 @@ Finding shrinkFailure(const CampaignOptions &opts, const Failure &f) {
   out.kind = f.kind;
   out.caseIndex = f.index;
   out.seed = caseSeed(opts.seed, f.index);
-  rc::Shrinkable<Recipe> start = generateRecipe(out.seed, opts.gen);
-  Module original = buildModule(start.value());
-  out.nodesBefore = countNodes(original);
   Interesting interesting = interestingFor(opts, f.kind, out.seed);
-
-  RecipeShrinkResult shrunk = shrinkRecipe(
-      start, [&](const Recipe &r) { return interesting(buildModule(r)); }, opts.recipeShrinkBudget,
-      opts.stop);
+  // RapidCheck's shrink tree of the case's recipe first, then IR reduction.
+  Module recipeShrunk;
+  unsigned recipeSteps = 0;
+  if (typedCase(opts, f.index)) {
+    out.generator = CaseGenerator::Typed;
+    rc::Shrinkable<TypedRecipe> start =
+        generateTypedRecipe(out.seed, kTypedDefaultSize, opts.typedGen);
+    out.nodesBefore = countNodes(buildTypedModule(start.value()).module);
+    TypedRecipeShrinkResult shrunk = shrinkTypedRecipe(
+        start, [&](const TypedRecipe &r) { return interesting(buildTypedModule(r).module); },
+        opts.recipeShrinkBudget, opts.stop);
+    recipeShrunk = buildTypedModule(shrunk.recipe).module;
+    recipeSteps = shrunk.accepted;
+  } else {
+    rc::Shrinkable<Recipe> start = generateRecipe(out.seed, opts.gen);
+    out.nodesBefore = countNodes(buildModule(start.value()));
+    RecipeShrinkResult shrunk = shrinkRecipe(
+        start, [&](const Recipe &r) { return interesting(buildModule(r)); },
+        opts.recipeShrinkBudget, opts.stop);
+    recipeShrunk = buildModule(shrunk.recipe);
+    recipeSteps = shrunk.accepted;
+  }
   ReduceOptions ro;
   ro.maxEvaluations = opts.reduceBudget;
   ro.stop = opts.stop;
-  ReduceResult reduced = reduceModule(buildModule(shrunk.recipe), interesting, ro);
+  ReduceResult reduced = reduceModule(recipeShrunk, interesting, ro);
   const Module &final = reduced.module;
   out.nodesAfter = countNodes(final);
-  out.shrinkSteps = shrunk.accepted + reduced.accepted;
+  out.shrinkSteps = recipeSteps + reduced.accepted;
   out.original = printModule(final);
 
   EvalOptions eo = caseEvalOptions(opts, out.seed);
@@ -299,7 +333,7 @@ MissedExample makeMissedExample(const CampaignOptions &opts, const CampaignStats
   ex.rule = hit.rule;
   ex.caseIndex = hit.caseIndex;
   ex.seed = caseSeed(opts.seed, hit.caseIndex);
-  Module original = generateModule(ex.seed, opts.gen);
+  Module original = caseModule(opts, hit.caseIndex, ex.seed);
   ex.nodesBefore = countNodes(original);
   MissedOptions mo = missedOptions(opts, ex.seed);
   mo.checkPassOutput = true; // a reduced graph must stay a sound pass case
@@ -363,6 +397,25 @@ MissedExample makeMissedExample(const CampaignOptions &opts, const CampaignStats
 
 } // namespace
 
+std::string_view caseGeneratorName(CaseGenerator g) {
+  switch (g) {
+  case CaseGenerator::Memory:
+    return "memory";
+  case CaseGenerator::Typed:
+    return "typed";
+  case CaseGenerator::Mixed:
+    return "mixed";
+  }
+  return "memory";
+}
+
+std::optional<CaseGenerator> parseCaseGenerator(std::string_view name) {
+  for (CaseGenerator g : {CaseGenerator::Memory, CaseGenerator::Typed, CaseGenerator::Mixed})
+    if (caseGeneratorName(g) == name)
+      return g;
+  return std::nullopt;
+}
+
 void CampaignStats::merge(const CampaignStats &o) {
   cases += o.cases;
   sound += o.sound;
@@ -407,8 +460,11 @@ std::string Finding::fileText() const {
                           ? result.reason
                           : result.violations[0].kind + ": " + result.violations[0].message;
   out += fmt::format("# verdict: {} ({})\n", verdict, first);
-  out += fmt::format("# seed: {} (redraw the unshrunk case: graphvet fuzz --seed {} --cases 1)\n",
-                     seed, seed);
+  std::string generatorFlag = generator == CaseGenerator::Memory
+                                  ? ""
+                                  : " --generator " + std::string(caseGeneratorName(generator));
+  out += fmt::format("# seed: {} (redraw the unshrunk case: graphvet fuzz --seed {} --cases 1{})\n",
+                     seed, seed, generatorFlag);
   out += fmt::format("# shrunk: {} -> {} nodes in {} steps; {} duplicate case{}\n", nodesBefore,
                      nodesAfter, shrinkSteps, duplicates, duplicates == 1 ? "" : "s");
   out += fmt::format("# confirmed with Z3: {}\n", confirmedWithZ3 ? "yes" : "no");

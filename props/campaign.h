@@ -15,6 +15,7 @@
 #include "passes/pass_manager.h"
 #include "props/features.h"
 #include "props/gen_recipe.h"
+#include "props/typed_graph.h"
 
 #include <atomic>
 #include <cstdint>
@@ -22,9 +23,18 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace graphvet::props {
+
+/// Which generator draws a campaign's cases: the memory generator
+/// (props/generate.h: aliasing, in-place writes, TensorMoves, control flow),
+/// the typed numeric one (props/typed_graph.h: real dtypes, shapes and
+/// values), or both (odd case indices typed).
+enum class CaseGenerator { Memory, Typed, Mixed };
+std::string_view caseGeneratorName(CaseGenerator g);
+std::optional<CaseGenerator> parseCaseGenerator(std::string_view name);
 
 struct CampaignOptions {
   uint64_t seed = 1;
@@ -39,6 +49,8 @@ struct CampaignOptions {
   /// findings' replay command) applies them. false only to inject faults.
   bool overridesReachOriginal = true;
   GenOptions gen;
+  CaseGenerator generator = CaseGenerator::Memory;
+  TypedGenOptions typedGen;
   /// Oracle settings for every case. The campaign default is the fast path
   /// (useZ3 = false, exact reachability-based race analysis); each finding is
   /// then re-checked with Z3 when confirmWithZ3 is set.
@@ -167,6 +179,8 @@ struct Finding {
   std::string signature; ///< shape signature of the shrunk original
   uint64_t caseIndex = 0;
   uint64_t seed = 0; ///< case seed: `graphvet fuzz --seed <seed> --cases 1` redraws it
+  /// The generator that drew the case (the redraw command names it).
+  CaseGenerator generator = CaseGenerator::Memory;
   size_t nodesBefore = 0, nodesAfter = 0;
   unsigned shrinkSteps = 0; ///< accepted recipe shrinks + IR edits
   unsigned duplicates = 0;  ///< other failing cases that shrank to the same finding

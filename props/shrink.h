@@ -4,6 +4,7 @@
 #pragma once
 
 #include "props/recipe.h"
+#include "props/typed_recipe.h"
 
 #include <rapidcheck.h>
 
@@ -18,6 +19,18 @@ struct RecipeShrinkResult {
   unsigned accepted = 0;  ///< shrink steps taken
   bool exhausted = false; ///< stopped by the budget or the stop flag
 };
+
+/// The same descent through a typed recipe's shrink tree.
+struct TypedRecipeShrinkResult {
+  TypedRecipe recipe;
+  unsigned tests = 0, accepted = 0;
+  bool exhausted = false;
+};
+
+TypedRecipeShrinkResult
+shrinkTypedRecipe(const rc::Shrinkable<TypedRecipe> &start,
+                  const std::function<bool(const TypedRecipe &)> &interesting, unsigned budget,
+                  const std::atomic<bool> *stop = nullptr);
 
 RecipeShrinkResult shrinkRecipe(const rc::Shrinkable<Recipe> &start,
                                 const std::function<bool(const Recipe &)> &interesting,

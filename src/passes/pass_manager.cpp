@@ -1,11 +1,16 @@
 // The pass table and the pipeline driver; see pass_manager.h.
 #include "passes/pass_manager.h"
 
+#include "ir/printer.h"
 #include "ir/verifier.h"
 #include "passes/cse.h"
 #include "passes/dce.h"
 #include "passes/reuse_options.h"
 #include "passes/tensor_move_delete.h"
+
+#include <algorithm>
+#include <set>
+#include <tuple>
 
 namespace graphvet {
 namespace {
@@ -58,20 +63,21 @@ PassStats runTensorMoveDeletePass(Module &m, PassContext &ctx) {
   return stats;
 }
 
-// In pipeline order (midend-passes.md: -O1 ends with dce, -O2 adds cse and,
-// after it, tensor-move-delete).
+// In pipeline order (midend-passes.md): -O1 is simplify, fold-constant, dce;
+// -O2 adds cse and tensor-move-delete; -O3 adds the passes that change
+// kernels (none yet, so -O3 runs what -O2 runs).
 constexpr PassInfo kPasses[] = {
     {kDceName,
      "remove nodes whose results reach no output and that have no effect (docs/passes/dce.md)",
-     kExplicitOnly, runDcePass, NumericContract::Exact},
+     1, runDcePass, NumericContract::Exact},
     {kCseName,
      "merge nodes with the same op, equal attributes and the same inputs "
      "(docs/passes/cse.md)",
-     kExplicitOnly, runCsePass, NumericContract::Exact},
+     2, runCsePass, NumericContract::Exact},
     {kTensorMoveDeleteName,
      "delete TensorMove copies proven redundant (scenarios 1-5, Rules 1-5 of "
      "docs/passes/tensor-move-delete.md)",
-     3, runTensorMoveDeletePass, NumericContract::Exact},
+     2, runTensorMoveDeletePass, NumericContract::Exact},
 };
 
 std::string knownPasses() {
@@ -157,21 +163,69 @@ PipelineResult runPipeline(Module &m, const PipelineOptions &opts) {
     return result;
   }
   writeOptionOverrides(m, opts);
-  PassContext ctx{opts, result.remarks, result.warnings};
-  for (const PassInfo *p : pipeline) {
-    result.stats[std::string(p->name)] = p->run(m, ctx);
-    if (!opts.verifyEach)
-      continue;
-    Diagnostics errors = verifyModule(m);
-    if (hasErrors(errors)) {
-      result.ok = false;
-      result.failedPass = std::string(p->name);
-      for (Diagnostic &d : errors)
-        d.message = "after pass " + std::string(p->name) + ": " + d.message;
-      result.diagnostics = std::move(errors);
+  // One round of the pipeline on `target`; false when the verifier failed.
+  auto runRound = [&](Module &target, std::vector<Remark> &remarks,
+                      std::map<std::string, PassStats> &stats) {
+    PassContext ctx{opts, remarks, result.warnings};
+    for (const PassInfo *p : pipeline) {
+      PassStats ps = p->run(target, ctx);
+      for (const auto &[key, value] : ps.counters)
+        stats[std::string(p->name)].counters[key] += value;
+      if (!opts.verifyEach)
+        continue;
+      Diagnostics errors = verifyModule(target);
+      if (hasErrors(errors)) {
+        result.ok = false;
+        result.failedPass = std::string(p->name);
+        for (Diagnostic &d : errors)
+          d.message = "after pass " + std::string(p->name) + ": " + d.message;
+        result.diagnostics = std::move(errors);
+        return false;
+      }
+    }
+    return true;
+  };
+  result.iterations = 1;
+  if (!runRound(m, result.remarks, result.stats) || opts.passes)
+    return result;
+  // A level pipeline: another round while the last one changed the module.
+  // Each further round runs on a copy and is kept only if it changed
+  // something, so the confirming round adds no repeated remarks or counts.
+  const unsigned bound = std::max(1u, opts.maxIterations);
+  std::string before = printModule(m);
+  result.reachedFixpoint = false;
+  while (result.iterations < bound) {
+    Module next = m;
+    std::vector<Remark> remarks;
+    std::map<std::string, PassStats> stats;
+    ++result.iterations;
+    if (!runRound(next, remarks, stats)) {
+      m = std::move(next);
       return result;
     }
+    std::string after = printModule(next);
+    if (after == before) {
+      result.reachedFixpoint = true;
+      return result;
+    }
+    m = std::move(next);
+    before = std::move(after);
+    // A decision repeated in a later round (a copy kept again) is reported once.
+    std::set<std::tuple<std::string, std::string, std::string, std::string, std::string>> seen;
+    for (const Remark &r : result.remarks)
+      seen.insert({r.pass, r.graph, r.node, r.decision, r.message});
+    for (Remark &r : remarks)
+      if (seen.insert({r.pass, r.graph, r.node, r.decision, r.message}).second)
+        result.remarks.push_back(std::move(r));
+    for (const auto &[pass, ps] : stats)
+      for (const auto &[key, value] : ps.counters)
+        result.stats[pass].counters[key] += value;
   }
+  Diagnostic d;
+  d.severity = Severity::Warning;
+  d.message = "the -O" + std::to_string(opts.optLevel) + " pipeline still changed the graph in " +
+              "its last round; stopped by its bound of " + std::to_string(bound) + " rounds";
+  result.warnings.push_back(std::move(d));
   return result;
 }
 

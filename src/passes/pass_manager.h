@@ -26,6 +26,10 @@ struct PipelineOptions {
   /// tensor-move-delete in the reference design's scope, no extensions
   /// (graphvet opt --tm-conservative); TensorMoveDeleteOptions::conservative.
   bool conservative = false;
+  /// A level pipeline (-O1..-O3) runs its passes again while a round still
+  /// changes the module (midend-passes.md), at most this many rounds; an
+  /// explicit --passes list runs once.
+  unsigned maxIterations = 4;
 };
 
 struct PipelineResult {
@@ -34,7 +38,14 @@ struct PipelineResult {
   Diagnostics diagnostics;     ///< verifier errors / unknown pass errors
   Diagnostics warnings;        ///< e.g. malformed option values
   std::vector<Remark> remarks; ///< every decision, in decision order
-  std::map<std::string, PassStats> stats; ///< by pass name
+  std::map<std::string, PassStats> stats; ///< by pass name, summed over the rounds
+  /// Rounds of the pipeline that changed the module, plus the one that
+  /// confirmed the fixpoint (its remarks and counters are dropped: they
+  /// repeat the decisions of the round before).
+  unsigned iterations = 0;
+  /// The last round changed nothing (always true for an explicit list,
+  /// which runs once); false when PipelineOptions::maxIterations stopped it.
+  bool reachedFixpoint = true;
 };
 
 /// What a pass gets besides the module.
@@ -83,8 +94,11 @@ NumericContract pipelineContract(const PipelineOptions &opts);
 void writeOptionOverrides(Module &m, const PipelineOptions &opts);
 
 /// Applies the option overrides to `m.options` (so the printed module replays
-/// the run), assembles the pipeline and runs it. Stops at the first pass after
-/// which the verifier fails; an unknown pass name or level runs nothing.
+/// the run), assembles the pipeline and runs it: an explicit list once, a
+/// level pipeline round after round until a round changes nothing or
+/// maxIterations rounds ran (a warning says so). Stops at the first pass
+/// after which the verifier fails; an unknown pass name or level runs
+/// nothing.
 PipelineResult runPipeline(Module &m, const PipelineOptions &opts);
 
 } // namespace graphvet

@@ -43,6 +43,7 @@ struct FuzzCmdOptions {
   unsigned missedArithmetics = 8;
   unsigned arithmetics = 1;
   bool outputDigest = false;
+  std::string generator = "memory";
 };
 
 // The ranges of the campaign's size options.
@@ -59,6 +60,8 @@ std::string commandLine(const FuzzCmdOptions &c) {
   if (c.cases)
     out += fmt::format(" --cases {}", *c.cases);
   out += fmt::format(" --seed {} --jobs {}", c.seed, c.jobs);
+  if (c.generator != "memory")
+    out += " --generator " + c.generator;
   if (c.pipeline.passes)
     out += " --passes " + *c.pipeline.passes;
   out += pipelineReplayFlags(c.pipeline);
@@ -99,6 +102,7 @@ std::string statusLine(const props::CampaignStats &s, const char *phase) {
 nlohmann::ordered_json toJson(const props::CampaignResult &r, const props::CampaignOptions &o) {
   const props::CampaignStats &s = r.stats;
   nlohmann::ordered_json j;
+  j["generator"] = props::caseGeneratorName(o.generator);
   j["cases"] = s.cases;
   j["seconds"] = s.seconds;
   j["cases_per_second"] = s.casesPerSecond();
@@ -232,6 +236,7 @@ int runFuzz(const FuzzCmdOptions &cmd) {
   o.missedArithmetics = cmd.missedArithmetics;
   o.check.arithmetics = cmd.arithmetics;
   o.outputDigest = cmd.outputDigest;
+  o.generator = props::parseCaseGenerator(cmd.generator).value_or(props::CaseGenerator::Memory);
   if (!toPipelineOptions(cmd.pipeline, "fuzz", o.pipeline, std::cerr))
     return kExitBadInput;
 
@@ -330,6 +335,12 @@ void registerFuzz(CLI::App &app, CommandContext &ctx) {
   sub->add_flag("--output-digest", opts->outputDigest,
                 "debugging: also print a digest of every case's pipeline output (optimized "
                 "graph and remarks; JSON key output_digest), to compare two builds");
+  sub->add_option("--generator", opts->generator,
+                  "which generator draws the cases: memory (aliasing, in-place writes, "
+                  "TensorMoves, control flow), typed (real dtypes, shapes and values for the "
+                  "numeric passes) or mixed (odd cases typed)")
+      ->check(CLI::IsMember({"memory", "typed", "mixed"}))
+      ->capture_default_str();
   addIntOption(sub, "--max-steps", opts->maxSteps, 3, 200, "construction steps of the root graph");
   sub->footer("Without --time or --cases: 1000 cases. SIGINT/SIGTERM stop the campaign; every "
               "finding is shrunk as far as time allows and saved. Exit status: 0 nothing "

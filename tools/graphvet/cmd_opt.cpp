@@ -10,12 +10,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <map>
 #include <memory>
 #include <sstream>
+#include <vector>
 
 namespace graphvet::cli {
 namespace {
@@ -88,18 +91,78 @@ std::string formatRemark(const std::string &file, const Remark &r) {
   return out + ": remark: " + r.message + " [" + r.pass + ":" + r.rule + "]";
 }
 
-std::string statsText(const PipelineResult &result) {
+/// Live nodes by op type over every live graph (--stats: before and after).
+std::map<std::string, int64_t> opCounts(const Module &m) {
+  std::map<std::string, int64_t> counts;
+  for (GraphId g = 0; g < m.numGraphs(); ++g)
+    if (m.graph(g).alive)
+      for (NodeId n : m.graph(g).liveNodes())
+        ++counts[m.graph(g).node(n).type];
+  return counts;
+}
+
+int64_t total(const std::map<std::string, int64_t> &counts) {
+  int64_t sum = 0;
+  for (const auto &[op, n] : counts)
+    sum += n;
+  return sum;
+}
+
+/// Op types whose count changed, "Cast 4 -> 0, Add 3 -> 1", by name.
+std::string changedOps(const std::map<std::string, int64_t> &before,
+                       const std::map<std::string, int64_t> &after) {
+  std::map<std::string, std::pair<int64_t, int64_t>> both;
+  for (const auto &[op, n] : before)
+    both[op].first = n;
+  for (const auto &[op, n] : after)
+    both[op].second = n;
   std::string out;
-  for (const auto &[pass, stats] : result.stats) {
-    out += pass + ":";
-    for (const char *key : {"tensor_moves", "deleted", "kept", "ctrl_edges_added"})
-      if (auto it = stats.counters.find(key); it != stats.counters.end())
-        out += " " + std::string(key) + "=" + std::to_string(it->second);
+  for (const auto &[op, ba] : both)
+    if (ba.first != ba.second)
+      out += (out.empty() ? "" : ", ") + op + " " + std::to_string(ba.first) + " -> " +
+             std::to_string(ba.second);
+  return out.empty() ? "none" : out;
+}
+
+std::string statsText(const PipelineResult &result, const std::map<std::string, int64_t> &before,
+                      const std::map<std::string, int64_t> &after) {
+  std::string out;
+  // Pipeline order; tensor-move-delete's counters in their historical order.
+  for (const PassInfo &p : allPasses()) {
+    auto found = result.stats.find(std::string(p.name));
+    if (found == result.stats.end())
+      continue;
+    const auto &counters = found->second.counters;
+    out += std::string(p.name) + ":";
+    std::vector<std::string> order = {"tensor_moves", "deleted", "kept", "ctrl_edges_added"};
+    for (const auto &[key, value] : counters)
+      if (std::find(order.begin(), order.end(), key) == order.end())
+        order.push_back(key);
+    for (const std::string &key : order)
+      if (auto it = counters.find(key); it != counters.end())
+        out += " " + key + "=" + std::to_string(it->second);
     out += "\n";
   }
   if (out.empty())
-    out = "no pass ran\n";
+    return "no pass ran\n";
+  out += "nodes: " + std::to_string(total(before)) + " -> " + std::to_string(total(after)) + " (" +
+         std::to_string(result.iterations) + " round" + (result.iterations == 1 ? "" : "s") +
+         (result.reachedFixpoint ? "" : ", stopped by the round bound") + ")\n";
+  out += "ops changed: " + changedOps(before, after) + "\n";
   return out;
+}
+
+nlohmann::ordered_json opsJson(const std::map<std::string, int64_t> &before,
+                               const std::map<std::string, int64_t> &after) {
+  std::map<std::string, std::pair<int64_t, int64_t>> both;
+  for (const auto &[op, n] : before)
+    both[op].first = n;
+  for (const auto &[op, n] : after)
+    both[op].second = n;
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  for (const auto &[op, ba] : both)
+    j[op] = {{"before", ba.first}, {"after", ba.second}};
+  return j;
 }
 
 struct ChunkOutcome {
@@ -113,7 +176,9 @@ struct ChunkOutcome {
 ChunkOutcome optimize(const OptOptions &opts, const PipelineOptions &pipeline, Module &m,
                       const std::string &shownName) {
   ChunkOutcome out;
+  std::map<std::string, int64_t> opsBefore = opts.stats ? opCounts(m) : decltype(opsBefore){};
   PipelineResult result = runPipeline(m, pipeline);
+  std::map<std::string, int64_t> opsAfter = opts.stats ? opCounts(m) : decltype(opsAfter){};
   for (const Diagnostic &w : result.warnings)
     std::cerr << w.format(shownName) << "\n";
   if (opts.remarks && !opts.json)
@@ -129,9 +194,13 @@ ChunkOutcome optimize(const OptOptions &opts, const PipelineOptions &pipeline, M
       return out;
   }
   if (opts.stats && !opts.json)
-    std::cerr << statsText(result);
+    std::cerr << statsText(result, opsBefore, opsAfter);
   if (opts.json) {
     nlohmann::ordered_json j = pipelineStatsJson(result);
+    if (opts.stats) {
+      j["nodes"] = {{"before", total(opsBefore)}, {"after", total(opsAfter)}};
+      j["ops"] = opsJson(opsBefore, opsAfter);
+    }
     if (opts.remarks) {
       nlohmann::ordered_json list = nlohmann::ordered_json::array();
       for (const Remark &r : result.remarks)

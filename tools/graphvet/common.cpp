@@ -301,11 +301,22 @@ void addPipelineOptions(CLI::App *sub, PipelineCmdOptions &opts) {
 
 nlohmann::ordered_json pipelineStatsJson(const PipelineResult &result) {
   nlohmann::ordered_json j;
-  for (const char *key : {"tensor_moves", "deleted", "kept", "ctrl_edges_added"})
-    j[key] = 0;
+  // tensor-move-delete's counters stay at the top level, where scripts
+  // written for the first pass read them; every pass's are under "passes".
+  auto tmd = result.stats.find("tensor-move-delete");
+  for (const char *key : {"tensor_moves", "deleted", "kept", "ctrl_edges_added"}) {
+    int64_t value = 0;
+    if (tmd != result.stats.end())
+      if (auto it = tmd->second.counters.find(key); it != tmd->second.counters.end())
+        value = it->second;
+    j[key] = value;
+  }
+  nlohmann::ordered_json passes = nlohmann::ordered_json::object();
   for (const auto &[pass, stats] : result.stats)
-    for (const auto &[key, value] : stats.counters)
-      j[key] = value;
+    passes[pass] = stats.counters;
+  j["passes"] = std::move(passes);
+  j["rounds"] = result.iterations;
+  j["fixpoint"] = result.reachedFixpoint;
   return j;
 }
 
