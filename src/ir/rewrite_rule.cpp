@@ -37,11 +37,11 @@ int magnitudeBits(DType t) {
 std::string attrText(const AttrTerm &a) {
   switch (a.kind) {
   case AttrTerm::Kind::Literal:
-    return a.key + " = " + formatAttrValue(a.literal);
+    return fmt::format("{} = {}", a.key, formatAttrValue(a.literal));
   case AttrTerm::Kind::Var:
-    return a.key + " = " + a.var;
+    return fmt::format("{} = {}", a.key, a.var);
   case AttrTerm::Kind::Computed:
-    return a.key + " = " + std::string(a.computed.name);
+    return fmt::format("{} = {}", a.key, a.computed.name);
   }
   return a.key;
 }
@@ -83,14 +83,21 @@ std::string termText(const Term &t) {
   case Term::Kind::Op:
     break;
   }
-  std::string s = t.op + "(";
-  for (size_t i = 0; i < t.args.size(); ++i)
-    s += (i ? ", " : "") + termText(t.args[i]);
-  for (size_t i = 0; i < t.attrs.size(); ++i)
-    s += (i || !t.args.empty() ? ", " : "") + attrText(t.attrs[i]);
-  s += ")";
+  std::vector<std::string> parts;
+  for (const Term &a : t.args)
+    parts.push_back(termText(a));
+  for (const AttrTerm &a : t.attrs)
+    parts.push_back(attrText(a));
+  std::string s = t.op;
+  s += '(';
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (i)
+      s += ", ";
+    s += parts[i];
+  }
+  s += ')';
   if (t.result != 0)
-    s += "#" + std::to_string(t.result);
+    s += fmt::format("#{}", t.result);
   return s;
 }
 
