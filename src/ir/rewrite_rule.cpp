@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstring>
 
 namespace graphvet::rewrite {
 namespace {
@@ -77,6 +78,8 @@ std::string termText(const Term &t) {
   case Term::Kind::Var:
     return t.var;
   case Term::Kind::Constant:
+    if (t.anyValue)
+      return t.var;
     return fmt::format("{}:splat({})", t.var,
                        std::signbit(t.splat) && t.splat == 0 ? std::string("-0")
                                                              : fmt::format("{}", t.splat));
@@ -84,13 +87,23 @@ std::string termText(const Term &t) {
     break;
   }
   std::string s = t.op + "(";
-  for (size_t i = 0; i < t.args.size(); ++i)
-    s += (i ? ", " : "") + termText(t.args[i]);
-  for (size_t i = 0; i < t.attrs.size(); ++i)
-    s += (i || !t.args.empty() ? ", " : "") + attrText(t.attrs[i]);
+  // Appended piece by piece: `sep + text` temporaries trip GCC 12's
+  // -Wrestrict false positive.
+  for (size_t i = 0; i < t.args.size(); ++i) {
+    if (i)
+      s += ", ";
+    s += termText(t.args[i]);
+  }
+  for (size_t i = 0; i < t.attrs.size(); ++i) {
+    if (i || !t.args.empty())
+      s += ", ";
+    s += attrText(t.attrs[i]);
+  }
   s += ")";
-  if (t.result != 0)
-    s += "#" + std::to_string(t.result);
+  if (t.result != 0) {
+    s += '#';
+    s += std::to_string(t.result);
+  }
   return s;
 }
 
@@ -125,6 +138,34 @@ Term constant(std::string name, double splat) {
   t.kind = Term::Kind::Constant;
   t.var = std::move(name);
   t.splat = splat;
+  return t;
+}
+
+Term anyConstant(std::string name) {
+  Term t = constant(std::move(name), 0);
+  t.anyValue = true;
+  return t;
+}
+
+bool isSplat(const Tensor &t, double splat) {
+  if (t.size() == 0 || t.anyUndef())
+    return false;
+  std::shared_ptr<const Tensor> want = splatTensor(t.dtype(), {1}, splat);
+  uint32_t bytes = dtypeBytes(t.dtype());
+  for (int64_t i = 0; i < t.size(); ++i)
+    if (std::memcmp(t.at(i), want->at(0), bytes) != 0)
+      return false;
+  return true;
+}
+
+std::shared_ptr<const Tensor> splatTensor(DType dt, const Shape &shape, double splat) {
+  auto t = std::make_shared<Tensor>(TensorType{dt, shape});
+  for (int64_t i = 0; i < t->size(); ++i) {
+    if (isFloat(dt))
+      t->setDouble(i, splat);
+    else
+      t->setInt(i, static_cast<int64_t>(splat));
+  }
   return t;
 }
 
