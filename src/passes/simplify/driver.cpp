@@ -86,6 +86,7 @@ private:
                std::vector<NodeId> &touched) {
     Graph &g = m_.graph(gid);
     std::optional<std::pair<const Rule *, Refusal>> firstRefusal;
+    std::string alsoRefused; // the other rules refused, for the remark
     for (const Rule &rule : rewrite::simplifyRules()) {
       if (rule.pattern.kind != rewrite::Term::Kind::Op || rule.pattern.op != g.node(id).type)
         continue;
@@ -98,33 +99,39 @@ private:
         rule.derive(match.binding);
       std::optional<Refusal> refusal = check(gid, rule, match, types, safety);
       if (refusal) {
-        if (!firstRefusal)
-          firstRefusal.emplace(&rule, *refusal);
+        if (worthReporting(rule, *refusal)) {
+          if (!firstRefusal)
+            firstRefusal.emplace(&rule, *refusal);
+          else
+            alsoRefused += ", " + std::string(rule.name);
+        }
         continue;
       }
       apply(gid, rule, match, types, touched);
       return true;
     }
-    if (firstRefusal && worthReporting(*firstRefusal->first, firstRefusal->second) &&
-        reported_.insert({gid, id}).second) {
+    if (firstRefusal && reported_.insert({gid, id}).second) {
       ++stats_.refused;
       const Node &n = g.node(id);
       const auto &[rule, r] = *firstRefusal;
       remark(g, n, "kept", std::string(rule->name) + ":" + r.tag,
-             "kept " + n.name + ": matches " + std::string(rule->name) + " but " + r.why);
+             "kept " + n.name + ": matches " + std::string(rule->name) + " but " + r.why +
+                 (alsoRefused.empty() ? "" : " (also refused: " + alsoRefused.substr(2) + ")"));
     }
     return false;
   }
 
-  /// A failed precondition of a one-op pattern over plain operands (a Cast
-  /// to another dtype, a Transpose that permutes) is no near miss: the rule
-  /// does not apply, and saying so on every such node is noise. Every other
-  /// refusal is remarked.
+  /// A failed precondition of a one-op pattern over plain operands or shape
+  /// operands (a Cast to another dtype, a Transpose that permutes, a Reshape
+  /// that reshapes) is no near miss: the rule does not apply, and saying so
+  /// on every such node is noise. A refused chain, a refused splat constant
+  /// (x * 1 broadcasting larger) and every graph-level refusal are remarked.
   static bool worthReporting(const Rule &rule, const Refusal &r) {
     if (r.tag != "refused")
       return true;
     for (const rewrite::Term &arg : rule.pattern.args)
-      if (arg.kind != rewrite::Term::Kind::Var)
+      if (arg.kind == rewrite::Term::Kind::Op ||
+          (arg.kind == rewrite::Term::Kind::Constant && !arg.anyValue))
         return true;
     return false;
   }
