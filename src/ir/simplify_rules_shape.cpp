@@ -398,6 +398,8 @@ void addReshapeRules(std::vector<Rule> &rules) {
     if (outerForm.name == "reshape")
       continue;
     for (const Form &inner : kForms) {
+      if (outerForm.name == "squeeze-axes" && inner.name == "squeeze")
+        continue; // a Squeeze() leaves no size-1 axis to name
       const Form *in = &inner;
       const Form *outer = &outerForm;
       std::function<void(Binding &)> derive = [in, outer](Binding &b) {
