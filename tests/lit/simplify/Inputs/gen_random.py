@@ -54,12 +54,20 @@ def gen(seed):
                 lines.append(f'  {v} = Squeeze({cur})')
             else:
                 i = r.choice(ones); ax = i - len(shape) if r.random() < 0.5 else i
-                c = name(); lines.append(f'  {c} = Const() {{value = i64[1] {{{ax}}}}}')
-                lines.append(f'  {v} = Squeeze({cur}, {c})'); shape = shape[:i] + shape[i+1:]
+                if r.random() < 0.3:
+                    lines.append(f'  {v} = Squeeze({cur}) {{axes = [{ax}]}}')
+                else:
+                    c = name(); lines.append(f'  {c} = Const() {{value = i64[1] {{{ax}}}}}')
+                    lines.append(f'  {v} = Squeeze({cur}, {c})')
+                shape = shape[:i] + shape[i+1:]
         elif k == 'unsqueeze':
             rk = len(shape) + 1; ax = r.randint(-rk, rk - 1)
-            c = name(); lines.append(f'  {c} = Const() {{value = i64[1] {{{ax}}}}}')
-            lines.append(f'  {v} = Unsqueeze({cur}, {c})'); a = ax + rk if ax < 0 else ax
+            if r.random() < 0.3:
+                lines.append(f'  {v} = Unsqueeze({cur}) {{axes = [{ax}]}}')
+            else:
+                c = name(); lines.append(f'  {c} = Const() {{value = i64[1] {{{ax}}}}}')
+                lines.append(f'  {v} = Unsqueeze({cur}, {c})')
+            a = ax + rk if ax < 0 else ax
             shape = shape[:a] + [1] + shape[a:]
         elif k == 'identity':
             lines.append(f'  {v} = Identity({cur}) {{out0.dtype = {dt}, out0.shape = [{", ".join(map(str,shape))}]}}')
