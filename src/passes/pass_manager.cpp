@@ -87,8 +87,8 @@ constexpr PassInfo kPasses[] = {
      "(docs/passes/simplify.md)",
      1, runSimplifyPass, NumericContract::Exact},
     {kDceName,
-     "remove nodes whose results reach no output and that have no effect (docs/passes/dce.md)",
-     1, runDcePass, NumericContract::Exact},
+     "remove nodes whose results reach no output and that have no effect (docs/passes/dce.md)", 1,
+     runDcePass, NumericContract::Exact},
     {kCseName,
      "merge nodes with the same op, equal attributes and the same inputs "
      "(docs/passes/cse.md)",
@@ -225,7 +225,7 @@ PipelineResult runPipeline(Module &m, const PipelineOptions &opts) {
     std::string after = printModule(next);
     if (after == before) {
       result.reachedFixpoint = true;
-      return result;
+      break;
     }
     m = std::move(next);
     before = std::move(after);
@@ -240,6 +240,13 @@ PipelineResult runPipeline(Module &m, const PipelineOptions &opts) {
       for (const auto &[key, value] : ps.counters)
         result.stats[pass].counters[key] += value;
   }
+  // Later rounds repeat the warnings of the first (a malformed option).
+  std::set<std::tuple<uint32_t, uint32_t, std::string>> seenWarnings;
+  std::erase_if(result.warnings, [&](const Diagnostic &w) {
+    return !seenWarnings.insert({w.loc.line, w.loc.col, w.message}).second;
+  });
+  if (result.reachedFixpoint)
+    return result;
   Diagnostic d;
   d.severity = Severity::Warning;
   d.message = "the -O" + std::to_string(opts.optLevel) + " pipeline still changed the graph in " +

@@ -249,6 +249,7 @@ TEST(TensorMoveDelete, RevisitDeletesOnceNeighbourIsGone) {
   // default ext-written-copy deletes t1 at once: the design's rules here.)
   PipelineOptions design;
   design.conservative = true;
+  design.passes = std::vector<std::string>{"tensor-move-delete"};
   auto o = optimize(R"(
 graph root {
   r = ReLU()
