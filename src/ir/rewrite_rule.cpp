@@ -84,13 +84,23 @@ std::string termText(const Term &t) {
     break;
   }
   std::string s = t.op + "(";
-  for (size_t i = 0; i < t.args.size(); ++i)
-    s += (i ? ", " : "") + termText(t.args[i]);
-  for (size_t i = 0; i < t.attrs.size(); ++i)
-    s += (i || !t.args.empty() ? ", " : "") + attrText(t.attrs[i]);
+  // Appended piece by piece: `sep + text` temporaries trip GCC 12's
+  // -Wrestrict false positive.
+  for (size_t i = 0; i < t.args.size(); ++i) {
+    if (i)
+      s += ", ";
+    s += termText(t.args[i]);
+  }
+  for (size_t i = 0; i < t.attrs.size(); ++i) {
+    if (i || !t.args.empty())
+      s += ", ";
+    s += attrText(t.attrs[i]);
+  }
   s += ")";
-  if (t.result != 0)
-    s += "#" + std::to_string(t.result);
+  if (t.result != 0) {
+    s += '#';
+    s += std::to_string(t.result);
+  }
   return s;
 }
 
