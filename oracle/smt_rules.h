@@ -25,6 +25,7 @@ struct SmtRefinement {
   std::map<std::string, Tensor> inputs; ///< Refuted: operand values, with undef masks
   int64_t element = -1;                 ///< Refuted: the flat output element that differs
   bool bySimplification = false;        ///< Proved without a solver call
+  bool bySpecialValue = false;          ///< Refuted by a special input, without search
 };
 
 /// Same result types are assumed (the caller checks them). `timeoutMs` bounds

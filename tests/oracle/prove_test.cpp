@@ -82,6 +82,9 @@ TEST(ProveCast, F32ThroughF16IsRefutedWithAReplayedCounterexample) {
   // kernels computed on it.
   const std::string &x = p.counterexample->inputs[0].elements[0];
   EXPECT_NE(x.find("(0x"), std::string::npos) << x;
+  // Special values are tried first: 1.0001 is the classic witness.
+  EXPECT_EQ(x, "1.0001 (0x3f800347)");
+  EXPECT_EQ(p.counterexample->original, "1 (0x3f800000)");
   EXPECT_EQ(p.counterexample->inputs[0].type, "f32[1]");
 }
 
@@ -104,6 +107,7 @@ TEST(ProveCast, I32ThroughF32IsRefutedAbove2To24) {
   // Every i32 up to 2^24 in magnitude is exact in f32: the witness is larger.
   long long v = std::atoll(decimal(p.counterexample->inputs[0].elements[0]).c_str());
   EXPECT_GT(std::llabs(v), 1LL << 24);
+  EXPECT_EQ(v, 16777217);
   // And 16777217 itself is a counterexample, by the kernels.
   std::string error, replError;
   auto g = instantiate(*pair, inst, error, replError);
