@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstring>
 
 namespace graphvet::rewrite {
 namespace {
@@ -77,6 +78,8 @@ std::string termText(const Term &t) {
   case Term::Kind::Var:
     return t.var;
   case Term::Kind::Constant:
+    if (t.anyValue)
+      return t.var;
     return fmt::format("{}:splat({})", t.var,
                        std::signbit(t.splat) && t.splat == 0 ? std::string("-0")
                                                              : fmt::format("{}", t.splat));
@@ -135,6 +138,34 @@ Term constant(std::string name, double splat) {
   t.kind = Term::Kind::Constant;
   t.var = std::move(name);
   t.splat = splat;
+  return t;
+}
+
+Term anyConstant(std::string name) {
+  Term t = constant(std::move(name), 0);
+  t.anyValue = true;
+  return t;
+}
+
+bool isSplat(const Tensor &t, double splat) {
+  if (t.size() == 0 || t.anyUndef())
+    return false;
+  std::shared_ptr<const Tensor> want = splatTensor(t.dtype(), {1}, splat);
+  uint32_t bytes = dtypeBytes(t.dtype());
+  for (int64_t i = 0; i < t.size(); ++i)
+    if (std::memcmp(t.at(i), want->at(0), bytes) != 0)
+      return false;
+  return true;
+}
+
+std::shared_ptr<const Tensor> splatTensor(DType dt, const Shape &shape, double splat) {
+  auto t = std::make_shared<Tensor>(TensorType{dt, shape});
+  for (int64_t i = 0; i < t->size(); ++i) {
+    if (isFloat(dt))
+      t->setDouble(i, splat);
+    else
+      t->setInt(i, static_cast<int64_t>(splat));
+  }
   return t;
 }
 

@@ -65,6 +65,14 @@ struct Term {
   std::vector<Term> args;      ///< Op: data inputs in order
   std::vector<AttrTerm> attrs; ///< Op: attributes a pattern requires / a replacement sets
   uint32_t result = 0;         ///< Op: which output port the term denotes (Split)
+  /// Constant in a pattern: match any `Const` with a value (a shape operand:
+  /// Reshape's shape, Slice's starts...), whose value is bound in
+  /// Binding::constants[var]; `splat` is then ignored. In a replacement a
+  /// Constant term is the bound (or derived) value of Binding::constants[var].
+  bool anyValue = false;
+  /// Op in a pattern: binds the matched node's output count in
+  /// Binding::counts under this name ("$n" of a Split); empty: not bound.
+  std::string countVar;
 };
 
 /// One instance the prover checks: concrete operand types, attribute values
@@ -87,6 +95,14 @@ struct Rule {
   /// Every instantiation of the rule's dtypes (and of its attribute
   /// parameters, on small shapes) that the prover checks.
   std::function<std::vector<Instance>()> instances;
+  /// Optional: values the replacement needs that the match does not bind
+  /// directly (the shape constant of a collapsed Reshape chain), computed
+  /// from the binding into Binding::constants / attrs. The pass runs it after
+  /// matching and before `allows`; instances() return bindings it has
+  /// already completed, so a prover reads them as they are. It leaves the
+  /// binding unchanged when the match has no such value (then `allows`
+  /// refuses).
+  std::function<void(Binding &)> derive;
 };
 
 /// The simplify pass's rules, in the order the driver tries them.
@@ -100,6 +116,13 @@ std::string termText(const Term &t);
 /// computed attributes evaluated). Missing variables are skipped.
 AttrMap resolveAttrs(const Term &t, const Binding &b);
 
+/// Whether every element of `t` is `splat` stored in t's dtype, bit for bit
+/// (so -0.0 and +0.0 differ in a float tensor; both are 0 in an integer one),
+/// with no indeterminate element. False for an empty tensor.
+bool isSplat(const Tensor &t, double splat);
+/// A tensor of dtype `t` and shape `shape` whose elements are all `splat`.
+std::shared_ptr<const Tensor> splatTensor(DType t, const Shape &shape, double splat);
+
 /// Whether every value of dtype `from` survives a cast to `to` and back
 /// (tensor-semantics.md §4): the condition under which a Cast pair through
 /// `to` may be removed or collapsed.
@@ -108,6 +131,8 @@ bool castPreservesValues(DType from, DType to);
 // Term builders, so the table reads like the rules' text.
 Term var(std::string name);
 Term constant(std::string name, double splat);
+/// A constant operand of any value (Term::anyValue), e.g. a shape operand.
+Term anyConstant(std::string name);
 Term op(std::string type, std::vector<Term> args, std::vector<AttrTerm> attrs = {});
 AttrTerm attrVar(std::string key, std::string var);
 AttrTerm attrLit(std::string key, AttrValue value);

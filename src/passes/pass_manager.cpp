@@ -5,6 +5,7 @@
 #include "passes/cse.h"
 #include "passes/dce.h"
 #include "passes/reuse_options.h"
+#include "passes/simplify/simplify.h"
 #include "passes/tensor_move_delete.h"
 
 namespace graphvet {
@@ -17,6 +18,20 @@ PassStats runDcePass(Module &m, PassContext &ctx) {
   stats.counters["removed"] = s.removed;
   stats.counters["kept_for_effect"] = s.keptForEffect;
   stats.counters["subgraphs_removed"] = s.subgraphsRemoved;
+  return stats;
+}
+
+PassStats runSimplifyPass(Module &m, PassContext &ctx) {
+  SimplifyStats s = runSimplify(m, SimplifyOptions{}, &ctx.remarks);
+  PassStats stats;
+  stats.counters["matched"] = s.matched;
+  stats.counters["rewritten"] = s.rewritten;
+  stats.counters["refused"] = s.refused;
+  stats.counters["erased"] = s.erased;
+  stats.counters["sweeps"] = s.sweeps;
+  stats.counters["bound_reached"] = s.boundReached ? 1 : 0;
+  for (const auto &[rule, count] : s.perRule)
+    stats.counters["rule." + rule] = count;
   return stats;
 }
 
@@ -61,6 +76,10 @@ PassStats runTensorMoveDeletePass(Module &m, PassContext &ctx) {
 // In pipeline order (midend-passes.md: -O1 ends with dce, -O2 adds cse and,
 // after it, tensor-move-delete).
 constexpr PassInfo kPasses[] = {
+    {kSimplifyName,
+     "rewrite redundant ops by the declarative rule table to a fixpoint "
+     "(docs/passes/simplify.md)",
+     kExplicitOnly, runSimplifyPass, NumericContract::Exact},
     {kDceName,
      "remove nodes whose results reach no output and that have no effect (docs/passes/dce.md)",
      kExplicitOnly, runDcePass, NumericContract::Exact},

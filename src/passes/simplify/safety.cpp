@@ -1,0 +1,101 @@
+// The simplify pass's graph-level checks, kept out of the rules: a rule says
+// when two terms compute the same values; these say when replacing one by
+// the other cannot be told apart by what semantics.md makes observable
+// (effects, in-place writes, aliasing of graph outputs, layout demands).
+// The buffer reasoning is buffer_analysis.h's, as for cse.
+#include "ir/op_library.h"
+#include "passes/simplify/match.h"
+
+namespace graphvet::simplify {
+
+namespace {
+
+bool isReserved(const Node &n) {
+  if (n.attr("no_need_constant_folding"))
+    return true;
+  const AttrValue *v = n.attr("_cannot_be_deleted");
+  return v && ((v->isBool() && v->asBool()) || (v->isString() && v->asString() == "true"));
+}
+
+} // namespace
+
+std::optional<Refusal> Safety::impure(const Node &n) const {
+  if (isReserved(n))
+    return Refusal{"reserved-attr", "a reserved attribute forbids deleting it"};
+  if (!n.ctrlIn.empty() || !n.ctrlOut.empty())
+    return Refusal{"ctrl-edge", "it has control edges, which order it on its own"};
+  if (!refWrittenInputs(n).empty() || isInputMutable(n) || needsContinuousInput(n))
+    return Refusal{"effect", "it writes an input in place or demands a layout"};
+  for (uint32_t k = 0; k < n.numOutputs; ++k) {
+    if (refVarSrcName(n, k))
+      return Refusal{"effect", "an output is bound to a variable"};
+    if (viewInput(n, k) && !(n.type == "Reshape" && k == 0 && !n.attr("out0.reuse_input")))
+      return Refusal{"effect", "an output is a view declared by attribute"};
+  }
+  // Dropout draws only in training mode, which its rules' patterns exclude.
+  if (lookupOp(n.type).nondeterministic && n.type != "Dropout")
+    return Refusal{"random", "a random op's draw is its own"};
+  return std::nullopt;
+}
+
+std::optional<Refusal> Safety::writtenOperand(GraphId g, OutPort p) {
+  SourceTrace trace = traceSource(m_, index_, g, p, budget_);
+  if (trace.kind == SourceKind::Variable || trace.kind == SourceKind::VariableRef)
+    return Refusal{"variable-operand", "an operand reads a variable, which other nodes may write"};
+  if (trace.kind != SourceKind::Ordinary && trace.kind != SourceKind::Weight &&
+      trace.kind != SourceKind::UserInput)
+    return Refusal{"unknown-source",
+                   std::string("an operand's buffer traces to ") + sourceKindName(trace.kind)};
+  const TraceStep &src = trace.steps.back();
+  PortRef key{src.graph, src.port};
+  if (trace.kind == SourceKind::UserInput)
+    key = PortRef{kNoGraph, OutPort{kNoNode, trace.userInput}};
+  auto [it, fresh] = writtenSources_.try_emplace(key);
+  if (fresh) {
+    std::vector<SlotRef> slots;
+    if (trace.kind == SourceKind::UserInput) {
+      for (NodeId d : index_.rootDataWithIndex(trace.userInput))
+        for (uint32_t k = 0; k < m_.root().node(d).numOutputs; ++k)
+          for (const SlotRef &s : consumerSlots(m_, PortRef{0, OutPort{d, k}}))
+            slots.push_back(s);
+    } else {
+      slots = consumerSlots(m_, key);
+    }
+    BufferUses uses = exploreUses(m_, index_, slots, budget_);
+    it->second = uses.overBudget ? 2 : writes(uses.access) ? 1 : 0;
+  }
+  if (it->second == 2)
+    return Refusal{"budget", "the exploration of an operand's buffer ran out of budget"};
+  if (it->second == 1)
+    return Refusal{"written-input", "an operand's buffer is written in place"};
+  return std::nullopt;
+}
+
+std::optional<Refusal> Safety::forwarding(GraphId g, OutPort r, OutPort x) {
+  BufferUses resultUses = exploreUses(m_, index_, consumerSlots(m_, PortRef{g, r}), budget_);
+  if (resultUses.overBudget)
+    return Refusal{"budget", "the exploration of its result ran out of budget"};
+  if (writes(resultUses.access))
+    return Refusal{"written-result",
+                   "its result is written in place, which would then write the operand"};
+  if (!resultUses.continuousUsers.empty())
+    return Refusal{"layout", "its result feeds an op demanding contiguous inputs"};
+  if (resultUses.rootOutputs.empty())
+    return std::nullopt;
+  SourceTrace trace = traceSource(m_, index_, g, x, budget_);
+  if (trace.kind != SourceKind::Ordinary)
+    return Refusal{"graph-output", std::string("its result is a graph output and the operand is ") +
+                                       sourceKindName(trace.kind) +
+                                       " memory, which the output must not alias"};
+  const TraceStep &src = trace.steps.back();
+  BufferUses operandUses =
+      exploreUses(m_, index_, consumerSlots(m_, PortRef{src.graph, src.port}), budget_);
+  if (operandUses.overBudget)
+    return Refusal{"budget", "the exploration of the operand's buffer ran out of budget"};
+  if (!operandUses.rootOutputs.empty() || !operandUses.continuousUsers.empty())
+    return Refusal{"graph-output",
+                   "its result is a graph output and the operand's buffer is another output"};
+  return std::nullopt;
+}
+
+} // namespace graphvet::simplify
