@@ -34,6 +34,9 @@ std::shared_ptr<const Tensor> splatTensor(const TensorType &type, double v) {
 uint32_t outputCount(const Term &t, const Node &n, const rewrite::Binding &b,
                      const std::vector<const Tensor *> &constants) {
   uint32_t atLeast = t.result + 1;
+  if (!t.countVar.empty())
+    if (auto it = b.counts.find(t.countVar); it != b.counts.end())
+      return std::max(atLeast, static_cast<uint32_t>(it->second));
   if (t.op == "Split") {
     if (auto k = n.intAttr("num_outputs"))
       return std::max(atLeast, static_cast<uint32_t>(*k));
@@ -91,6 +94,9 @@ struct Builder {
       n.name = t.var;
       if (auto c = binding.constants.find(t.var); c != binding.constants.end()) {
         n.value = c->second;
+      } else if (t.anyValue) {
+        error = "constant '" + t.var + "' has no value in the instance";
+        return std::nullopt;
       } else if (auto ty = binding.operands.find(t.var); ty != binding.operands.end()) {
         n.value = splatTensor(ty->second, t.splat);
       } else {

@@ -50,6 +50,20 @@ struct Elem {
 };
 using Port = std::vector<Elem>;
 
+/// Significand bits (implicit one included) of a float dtype.
+int significandBits(DType t) {
+  switch (t) {
+  case DType::F16:
+    return 11;
+  case DType::BF16:
+    return 8;
+  case DType::F32:
+    return 24;
+  default:
+    return 53;
+  }
+}
+
 unsigned widthOf(DType t) {
   return dtypeBytes(t) * 8;
 }
@@ -105,6 +119,11 @@ private:
   z3::context &c_;
   const InstGraph &g_;
   std::vector<std::vector<Port>> vals_;
+  /// Exact widenings made so far: result AST id -> (source, source dtype).
+  std::map<unsigned, std::pair<z3::expr, DType>> widened_;
+  /// Floats that hold an integer exactly (an integer cast to a float with
+  /// enough precision): AST id -> (the integer, its dtype).
+  std::map<unsigned, std::pair<z3::expr, DType>> exactInts_;
 
   // ---- Sorts, numerals, rounding ------------------------------------------
 
@@ -130,8 +149,48 @@ private:
       return bits;
     return z3::expr(c_, Z3_mk_fpa_to_fp_bv(c_, bits, fpSort(t)));
   }
-  z3::expr toFloat(const z3::expr &v, DType to) {
-    return z3::expr(c_, Z3_mk_fpa_to_fp_float(c_, rne(), v, fpSort(to)));
+  /// Float-to-float conversion, rounding to nearest even. An exact
+  /// widening (f16/bf16 -> f32 -> f64) is remembered, and converting a
+  /// remembered widening converts its source instead: the two values are
+  /// the same number (same sign of zero, NaN, inf), so the rounding is the
+  /// same, and both sides of a rule then share terms that Z3's rewriting can
+  /// cancel instead of bit-blasting both chains.
+  z3::expr toFloat(const z3::expr &v, DType from, DType to) {
+    if (from == to)
+      return v;
+    if (auto it = exactInts_.find(Z3_get_ast_id(c_, v));
+        it != exactInts_.end() && !widensExactly(from, to)) {
+      // v is exactly the integer x: rounding v is converting x (one rounding).
+      auto [x, ti] = it->second;
+      return z3::expr(c_, isSignedInteger(ti) ? Z3_mk_fpa_to_fp_signed(c_, rne(), x, fpSort(to))
+                                              : Z3_mk_fpa_to_fp_unsigned(c_, rne(), x, fpSort(to)));
+    }
+    z3::expr src = v;
+    DType srcType = from;
+    if (auto it = widened_.find(Z3_get_ast_id(c_, v)); it != widened_.end()) {
+      src = it->second.first;
+      srcType = it->second.second;
+      if (srcType == to)
+        return src;
+    }
+    z3::expr r(c_, Z3_mk_fpa_to_fp_float(c_, rne(), src, fpSort(to)));
+    if (widensExactly(srcType, to))
+      widened_.insert_or_assign(Z3_get_ast_id(c_, r), std::make_pair(src, srcType));
+    if (auto it = exactInts_.find(Z3_get_ast_id(c_, v));
+        it != exactInts_.end() && widensExactly(from, to))
+      exactInts_.insert_or_assign(Z3_get_ast_id(c_, r), it->second);
+    return r;
+  }
+  static bool widensExactly(DType from, DType to) {
+    if (to == DType::F64)
+      return from != DType::F64;
+    return to == DType::F32 && (from == DType::F16 || from == DType::BF16);
+  }
+  /// Whether v is the constant `d` of float dtype t (bit for bit).
+  bool isConstant(const z3::expr &v, DType t, double d) {
+    Tensor k(TensorType{t, {}});
+    k.setDouble(0, d);
+    return z3::eq(v, elemOf(t, k, 0).v);
   }
   z3::expr f64(double d) {
     return z3::expr(c_, Z3_mk_fpa_numeral_double(c_, d, fpSort(DType::F64)));
@@ -236,13 +295,28 @@ private:
       if (to == DType::Bool)
         return {z3::ite(isZero(e.v), bv(0, 8), bv(1, 8)), e.u}; // NaN is nonzero
       if (isFloat(to))
-        return {toFloat(e.v, to), e.u};
+        return {toFloat(e.v, from, to), e.u};
       // Truncate toward zero; NaN, ±inf and out-of-range truncations are
       // indeterminate. Every float dtype widens exactly to f64, where the
       // integer bounds below are exact powers of two.
-      z3::expr wide = from == DType::F64 ? e.v : toFloat(e.v, DType::F64);
-      z3::expr t(c_, Z3_mk_fpa_round_to_integral(c_, rtz(), wide));
       unsigned w = widthOf(to);
+      if (auto it = exactInts_.find(Z3_get_ast_id(c_, e.v)); it != exactInts_.end()) {
+        // The float is exactly the integer x: truncation keeps it, and the
+        // cast is defined when x is in the target's range. Decided on
+        // bit-vectors, without the float detour (same values, by §4).
+        auto [x, ti] = it->second;
+        unsigned xw = widthOf(ti);
+        z3::expr x65 = isSignedInteger(ti) ? z3::sext(x, 65 - xw) : z3::zext(x, 65 - xw);
+        uint64_t lo = isSignedInteger(to) ? ~uint64_t{0} << (w - 1) : 0;
+        uint64_t hi = isSignedInteger(to) ? (uint64_t{1} << (w - 1)) - 1
+                                          : (w == 64 ? ~uint64_t{0} : (uint64_t{1} << w) - 1);
+        // lo sign-extended to 65 bits (negative or zero), hi zero-extended.
+        z3::expr lo65 = z3::sext(bv(lo, 64), 1), hi65 = z3::zext(bv(hi, 64), 1);
+        z3::expr inRange = z3::sle(lo65, x65) && z3::sle(x65, hi65);
+        return {x65.extract(w - 1, 0), e.u || !inRange};
+      }
+      z3::expr wide = toFloat(e.v, from, DType::F64);
+      z3::expr t(c_, Z3_mk_fpa_round_to_integral(c_, rtz(), wide));
       double lo = isSignedInteger(to) ? -std::ldexp(1.0, static_cast<int>(w) - 1) : 0.0;
       double hiExcl = std::ldexp(1.0, static_cast<int>(isSignedInteger(to) ? w - 1 : w));
       z3::expr inRange = z3::expr(c_, Z3_mk_fpa_leq(c_, f64(lo), t)) &&
@@ -259,9 +333,17 @@ private:
     if (to == DType::Bool)
       return {z3::ite(v == bv(0, widthOf(from)), bv(0, 8), bv(1, 8)), e.u};
     if (isFloat(to)) {
-      Z3_ast r = isSigned ? Z3_mk_fpa_to_fp_signed(c_, rne(), v, fpSort(to))
-                          : Z3_mk_fpa_to_fp_unsigned(c_, rne(), v, fpSort(to));
-      return {z3::expr(c_, r), e.u};
+      z3::expr r(c_, isSigned ? Z3_mk_fpa_to_fp_signed(c_, rne(), v, fpSort(to))
+                              : Z3_mk_fpa_to_fp_unsigned(c_, rne(), v, fpSort(to)));
+      // Exact when every value's magnitude fits the significand (which
+      // also keeps it below the dtype's overflow threshold).
+      int magnitude = static_cast<int>(widthOf(from)) - (isSigned ? 1 : 0);
+      if (from == DType::Bool)
+        magnitude = 1;
+      if (magnitude <= significandBits(to))
+        exactInts_.insert_or_assign(Z3_get_ast_id(c_, r),
+                                    std::make_pair(v, from == DType::Bool ? DType::U8 : from));
+      return {r, e.u};
     }
     unsigned fw = widthOf(from), tw = widthOf(to);
     if (tw < fw)
@@ -274,9 +356,17 @@ private:
   /// Float arithmetic: f16/bf16 compute in f32 and round once to their
   /// dtype; f32 and f64 in their own precision (tensor-semantics.md §3).
   z3::expr floatOp(const std::string &op, DType t, const z3::expr &a, const z3::expr &b) {
+    // IEEE identities, exact in every dtype and rounding (x * 1, x / 1,
+    // x + -0, x - +0 are x, NaN and signed zeros included): a sound
+    // shortcut that spares bit-blasting a multiplier.
+    if (((op == "Mul" || op == "Div") && isConstant(b, t, 1.0)) ||
+        (op == "Add" && isConstant(b, t, -0.0)) || (op == "Sub" && isConstant(b, t, 0.0)))
+      return a;
+    if ((op == "Mul" && isConstant(a, t, 1.0)) || (op == "Add" && isConstant(a, t, -0.0)))
+      return b;
     bool narrow = t == DType::F16 || t == DType::BF16;
-    z3::expr x = narrow ? toFloat(a, DType::F32) : a;
-    z3::expr y = narrow ? toFloat(b, DType::F32) : b;
+    z3::expr x = narrow ? toFloat(a, t, DType::F32) : a;
+    z3::expr y = narrow ? toFloat(b, t, DType::F32) : b;
     Z3_ast r;
     if (op == "Add")
       r = Z3_mk_fpa_add(c_, rne(), x, y);
@@ -287,7 +377,7 @@ private:
     else
       r = Z3_mk_fpa_div(c_, rne(), x, y);
     z3::expr out(c_, r);
-    return narrow ? toFloat(out, t) : out;
+    return narrow ? toFloat(out, DType::F32, t) : out;
   }
 
   Elem arith(const std::string &op, DType t, const Elem &a, const Elem &b) {

@@ -350,20 +350,20 @@ TEST(ProveVerdicts, ARefusedProvedInstanceIsAMissedRewrite) {
 TEST(ProveVerdicts, ABudgetThatRunsOutIsInconclusiveNeverProved) {
   const Rule *chain = findRule("cast-chain");
   ASSERT_NE(chain, nullptr);
+  // bf16 -> f16 -> i64 against bf16 -> i64: true (bf16 values in f16's
+  // range are exact there, tiny ones truncate to 0 either way, and those
+  // that overflow f16 make the original indeterminate), and no shortcut
+  // decides it: the proof bit-blasts the rounding, far beyond 1 ms.
+  Instance inst = castInstance(DType::BF16, {{"$B", DType::F16}, {"$C", DType::I64}});
   ProveOptions o;
   o.timeoutMs = 1;
-  // u32 -> f64 -> f32 against u32 -> f32: a true fact (one rounding either
-  // way) whose proof bit-blasts f64 rounding, far beyond 1 ms.
-  InstanceProof p =
-      proveInstance(*chain, castInstance(DType::U32, {{"$B", DType::F64}, {"$C", DType::F32}}), o);
+  InstanceProof p = proveInstance(*chain, inst, o);
   EXPECT_EQ(p.verdict, ProofVerdict::Inconclusive) << proofVerdictName(p.verdict);
-  EXPECT_TRUE(p.allowed);
-  EXPECT_EQ(p.finding, ProofFinding::InconclusiveAllowed);
+  EXPECT_FALSE(p.bySimplification);
+  EXPECT_EQ(p.finding,
+            p.allowed ? ProofFinding::InconclusiveAllowed : ProofFinding::RefusedInconclusive);
   // With time it is proved.
-  EXPECT_EQ(proveInstance(
-                *chain, castInstance(DType::U32, {{"$B", DType::F64}, {"$C", DType::F32}}), opts())
-                .verdict,
-            ProofVerdict::Proved);
+  EXPECT_EQ(proveInstance(*chain, inst, opts()).verdict, ProofVerdict::Proved);
 }
 
 TEST(ProveVerdicts, AnIllTypedInstanceIsAnError) {
