@@ -124,6 +124,9 @@ private:
   /// Floats that hold an integer exactly (an integer cast to a float with
   /// enough precision): AST id -> (the integer, its dtype).
   std::map<unsigned, std::pair<z3::expr, DType>> exactInts_;
+  /// Every AST whose id keys the two maps, held so that its id cannot be
+  /// reused by another term while the encoder lives.
+  std::vector<z3::expr> keyed_;
 
   // ---- Sorts, numerals, rounding ------------------------------------------
 
@@ -175,11 +178,15 @@ private:
     }
     z3::expr r(c_, Z3_mk_fpa_to_fp_float(c_, rne(), src, fpSort(to)));
     if (widensExactly(srcType, to))
-      widened_.insert_or_assign(Z3_get_ast_id(c_, r), std::make_pair(src, srcType));
+      widened_.insert_or_assign(keyOf(r), std::make_pair(src, srcType));
     if (auto it = exactInts_.find(Z3_get_ast_id(c_, v));
         it != exactInts_.end() && widensExactly(from, to))
-      exactInts_.insert_or_assign(Z3_get_ast_id(c_, r), it->second);
+      exactInts_.insert_or_assign(keyOf(r), it->second);
     return r;
+  }
+  unsigned keyOf(const z3::expr &e) {
+    keyed_.push_back(e);
+    return Z3_get_ast_id(c_, e);
   }
   static bool widensExactly(DType from, DType to) {
     if (to == DType::F64)
@@ -341,7 +348,7 @@ private:
       if (from == DType::Bool)
         magnitude = 1;
       if (magnitude <= significandBits(to))
-        exactInts_.insert_or_assign(Z3_get_ast_id(c_, r),
+        exactInts_.insert_or_assign(keyOf(r),
                                     std::make_pair(v, from == DType::Bool ? DType::U8 : from));
       return {r, e.u};
     }
@@ -532,8 +539,7 @@ private:
     }
     std::vector<int64_t> axes(r);
     std::iota(axes.begin(), axes.end(), 0);
-    if (n.args.size() > 3 &&
-        g_.nodes[static_cast<size_t>(n.args[3].node)].kind == InstNode::Kind::Constant)
+    if (n.args.size() > 3)
       axes = constInts(n, 3, "axes");
     std::vector<int64_t> begin(r, 0);
     for (size_t i = 0; i < axes.size(); ++i) {
