@@ -152,14 +152,33 @@ std::vector<Form> forms() {
              out.push_back({"flatten (axis 1 by default)", Binding{}});
              return out;
            }});
-  f.push_back(Form{"squeeze",
-                   [](Term arg, const std::string &) { return op("Squeeze", {std::move(arg)}); },
-                   [](const Binding &, const Shape &in, const std::string &) {
-                     return squeezeShape(in, std::nullopt);
-                   },
-                   [](const Shape &, const std::string &) {
-                     return std::vector<std::pair<std::string, Binding>>{{"squeeze", Binding{}}};
-                   }});
+  // Squeeze with one input: all size-1 axes, or the `axes` attribute of
+  // opsets before 13 (bound, so an attributed node never passes for the
+  // squeeze-everything form).
+  f.push_back(
+      Form{"squeeze",
+           [](Term arg, const std::string &k) {
+             return op("Squeeze", {std::move(arg)}, {attrVar("axes", "$axes" + k)});
+           },
+           [](const Binding &b, const Shape &in, const std::string &k) -> std::optional<Shape> {
+             if (!b.attrs.count("$axes" + k))
+               return squeezeShape(in, std::nullopt);
+             auto axes = boundInts(b, "$axes" + k);
+             if (!axes)
+               return std::nullopt;
+             return squeezeShape(in, axes);
+           },
+           [](const Shape &in, const std::string &k) {
+             std::vector<std::pair<std::string, Binding>> out{{"squeeze", Binding{}}};
+             int64_t rank = static_cast<int64_t>(in.size());
+             for (int64_t i = 0; i < rank; ++i)
+               if (in[static_cast<size_t>(i)] == 1) {
+                 Binding b;
+                 b.attrs["$axes" + k] = AttrValue::ofList({AttrValue::ofInt(i - rank)});
+                 out.push_back({"squeeze {axes = [" + std::to_string(i - rank) + "]}", b});
+               }
+             return out;
+           }});
   f.push_back(Form{
       "squeeze-axes",
       [](Term arg, const std::string &k) {
@@ -197,6 +216,23 @@ std::vector<Form> forms() {
              return std::vector<std::pair<std::string, Binding>>{
                  {"unsqueeze [0]", withConstant("axes" + k, {0})},
                  {"unsqueeze [-1]", withConstant("axes" + k, {-1})}};
+           }});
+  // Unsqueeze with the `axes` attribute (opsets before 13).
+  f.push_back(
+      Form{"unsqueeze-attr",
+           [](Term arg, const std::string &k) {
+             return op("Unsqueeze", {std::move(arg)}, {attrVar("axes", "$axes" + k)});
+           },
+           [](const Binding &b, const Shape &in, const std::string &k) -> std::optional<Shape> {
+             auto axes = boundInts(b, "$axes" + k);
+             if (!axes)
+               return std::nullopt;
+             return unsqueezeShape(in, *axes);
+           },
+           [](const Shape &, const std::string &k) {
+             Binding b;
+             b.attrs["$axes" + k] = AttrValue::ofList({AttrValue::ofInt(1)});
+             return std::vector<std::pair<std::string, Binding>>{{"unsqueeze {axes = [1]}", b}};
            }});
   return f;
 }
@@ -342,7 +378,7 @@ void addReshapeRules(std::vector<Rule> &rules) {
   // No-ops: the op leaves the shape as it is. A Reshape already views x; the
   // others make a fresh buffer, which the pass's aliasing checks guard.
   for (const Form &f : kForms) {
-    if (f.name == "unsqueeze" || f.name == "squeeze-axes")
+    if (f.name == "unsqueeze" || f.name == "unsqueeze-attr" || f.name == "squeeze-axes")
       continue; // always changes the rank / an empty axes list is ambiguous
     const Form *form = &f;
     rules.push_back(
@@ -398,8 +434,6 @@ void addReshapeRules(std::vector<Rule> &rules) {
     if (outerForm.name == "reshape")
       continue;
     for (const Form &inner : kForms) {
-      if (outerForm.name == "squeeze-axes" && inner.name == "squeeze")
-        continue; // a Squeeze() leaves no size-1 axis to name
       const Form *in = &inner;
       const Form *outer = &outerForm;
       std::function<void(Binding &)> derive = [in, outer](Binding &b) {

@@ -92,9 +92,16 @@ std::string statsText(const PipelineResult &result) {
   std::string out;
   for (const auto &[pass, stats] : result.stats) {
     out += pass + ":";
+    bool known = false;
     for (const char *key : {"tensor_moves", "deleted", "kept", "ctrl_edges_added"})
-      if (auto it = stats.counters.find(key); it != stats.counters.end())
+      if (auto it = stats.counters.find(key); it != stats.counters.end()) {
         out += " " + std::string(key) + "=" + std::to_string(it->second);
+        known = true;
+      }
+    // The other passes: every counter, in key order.
+    if (!known)
+      for (const auto &[key, value] : stats.counters)
+        out += " " + key + "=" + std::to_string(value);
     out += "\n";
   }
   if (out.empty())
