@@ -28,13 +28,12 @@ struct Unsupported : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// One Z3 context and solver per thread (a context costs tens of
-/// milliseconds to create; the solver is reset for every query).
+/// One Z3 context per thread (a context costs tens of milliseconds to
+/// create). The solver is made per query: Z3 4.8's QF_FPBV solver ignores a
+/// timeout set on it after a reset() until its next reset, so a reused one
+/// ran its first query without a budget.
 struct ThreadSolver {
   z3::context ctx;
-  /// QF_FPBV: Z3's tactic for floats and bit-vectors (fpa2bv, bit-blast,
-  /// SAT), several times faster here than the default solver.
-  z3::solver solver{ctx, "QF_FPBV"};
 };
 
 ThreadSolver &threadSolver() {
@@ -760,8 +759,9 @@ SmtRefinement checkRefinement(const InstGraph &g, unsigned timeoutMs) {
       ans.bySpecialValue = true;
       return ans;
     }
-    z3::solver &s = ts.solver;
-    s.reset();
+    // QF_FPBV: Z3's tactic for floats and bit-vectors (fpa2bv, bit-blast,
+    // SAT), several times faster here than the default solver.
+    z3::solver s(ctx, "QF_FPBV");
     z3::params params(ctx);
     params.set("timeout", timeoutMs);
     s.set(params);
