@@ -202,5 +202,6 @@ void registerReduce(CLI::App &app, CommandContext &ctx);
 void registerBench(CLI::App &app, CommandContext &ctx);
 void registerMissed(CLI::App &app, CommandContext &ctx);
 void registerImport(CLI::App &app, CommandContext &ctx);
+void registerProve(CLI::App &app, CommandContext &ctx);
 
 } // namespace graphvet::cli

@@ -21,6 +21,7 @@ int main(int argc, char **argv) {
   registerBench(app, ctx);
   registerMissed(app, ctx);
   registerImport(app, ctx);
+  registerProve(app, ctx);
   try {
     app.parse(argc, argv);
   } catch (const CommandLineError &e) {
