@@ -17,6 +17,9 @@ PassStats runDcePass(Module &m, PassContext &ctx) {
   stats.counters["removed"] = s.removed;
   stats.counters["kept_for_effect"] = s.keptForEffect;
   stats.counters["subgraphs_removed"] = s.subgraphsRemoved;
+  stats.counters["dead_outputs_removed"] = s.deadOutputsRemoved;
+  stats.counters["unused_inputs_removed"] = s.unusedInputsRemoved;
+  stats.counters["loop_outputs_kept"] = s.loopOutputsKept;
   return stats;
 }
 
