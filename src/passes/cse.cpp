@@ -74,6 +74,8 @@ private:
   /// Cached by source, so a buffer read by many nodes is explored once.
   std::optional<Refusal> inputRefusal(GraphId g, OutPort p) {
     SourceTrace trace = traceSource(m_, index_, g, p, options_.analysisBudget);
+    if (trace.kind == SourceKind::ControlFlow && stableParameter(trace))
+      return std::nullopt;
     if (trace.kind == SourceKind::Variable || trace.kind == SourceKind::VariableRef)
       return Refusal{"variable-read", "reads a variable, which other nodes may write"};
     if (trace.kind != SourceKind::Ordinary && trace.kind != SourceKind::Weight &&
@@ -104,6 +106,48 @@ private:
       return Refusal{"written-input",
                      "an input's buffer is written in place, so equal reads may differ"};
     return std::nullopt;
+  }
+
+  /// Whether subgraph `s` (or one nested in it) writes some buffer in
+  /// place: a ref output, a scribble, a variable-bound output or a While
+  /// (loop variables are written back in place). Memoized per graph.
+  bool subgraphWrites(GraphId s) {
+    if (s >= writes_.size())
+      writes_.resize(m_.numGraphs(), -1);
+    if (writes_[s] >= 0)
+      return writes_[s] == 1;
+    writes_[s] = 1; // a nesting cycle (rejected by the verifier) counts as a write
+    const Graph &sg = m_.graph(s);
+    bool any = false;
+    for (NodeId id : sg.liveNodes()) {
+      const Node &n = sg.node(id);
+      any = any || !refWrittenInputs(n).empty() || isInputMutable(n) || opKind(n) == OpKind::While;
+      for (uint32_t k = 0; k < n.numOutputs && !any; ++k)
+        any = refVarSrcName(n, k) != nullptr;
+      for (GraphId sub : n.subgraphs)
+        any = any || subgraphWrites(sub);
+      if (any)
+        break;
+    }
+    writes_[s] = any ? 1 : 0;
+    return any;
+  }
+
+  /// A trace that ends at a parameter (`Data`) of a branch, body or cond:
+  /// the holder runs that subgraph as one step, so nothing outside writes
+  /// the parameter's buffer while it runs; when nothing inside writes any
+  /// buffer in place either, every read of it in that run sees the same
+  /// bytes (a loop's write-back happens between iterations, not within one).
+  bool stableParameter(const SourceTrace &trace) {
+    if (trace.steps.empty())
+      return false;
+    const TraceStep &last = trace.steps.back();
+    if (last.graph == 0 || last.graph >= m_.numGraphs())
+      return false;
+    const Graph &sg = m_.graph(last.graph);
+    if (last.port.node >= sg.capacity() || opKind(sg.node(last.port.node)) != OpKind::DataSource)
+      return false;
+    return !subgraphWrites(last.graph);
   }
 
   NodeFacts factsOf(GraphId g, NodeId id) {
@@ -301,6 +345,8 @@ private:
   ModuleIndex index_;
   /// By buffer source: 0 never written, 1 written, 2 exploration over budget.
   std::map<PortRef, int> writtenSources_;
+  /// By graph: -1 not yet known, 0 writes nothing in place, 1 writes.
+  std::vector<int8_t> writes_;
   /// Visit marks of reachesBounded, by node id, for the graph being walked.
   std::vector<uint64_t> visitStamp_;
   uint64_t stamp_ = 0;
