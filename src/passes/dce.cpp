@@ -13,6 +13,7 @@
 #include "ir/op_library.h"
 #include "passes/port_surgery.h"
 
+#include <algorithm>
 #include <optional>
 #include <string>
 
@@ -43,6 +44,16 @@ bool hasConsumer(const Node &n) {
 }
 
 const char *const kParentIndex = "_parent_node_index";
+
+/// Output k carries a memory attribute (a ref or view of an input, or a
+/// variable binding): it is part of the node's memory contract, not only a
+/// value, so it is never dropped.
+bool aliasAttrs(const Node &n, uint32_t k) {
+  for (const char *attr : {"ref_input", "reuse_input", "reuse_input_index"})
+    if (n.attr(Node::portKey(true, k, attr)))
+      return true;
+  return refVarSrcName(n, k) != nullptr || aliasedInput(n, k).has_value();
+}
 
 class DcePass {
 public:
@@ -136,6 +147,8 @@ private:
     std::optional<std::vector<NodeId>> order = g.topoOrder();
     if (!order)
       return; // a cyclic graph fails verification; leave it as it is
+    // pending[p]: holders that p was ordered before through a removed input.
+    Pending pending(g.capacity());
     for (auto it = order->rbegin(); it != order->rend(); ++it) {
       const NodeId id = *it;
       const Node &n = g.node(id);
@@ -144,20 +157,78 @@ private:
       // A control edge orders the node before something that stays, and
       // removing it would drop the ordering of its own predecessors too.
       if (hasConsumer(n) || !n.ctrlOut.empty() || structural(n)) {
+        keepOrder(g, id, pending);
         if (!n.subgraphs.empty())
-          liveHolder(gid, id);
+          liveHolder(gid, id, pending);
         continue;
       }
       if (std::optional<Effect> e = effectOf(n)) {
         ++stats_.keptForEffect;
         if (options_.remarkKeptEffects)
           remark(g, n, "kept", e->tag, "kept " + n.name + ": unused but " + e->why);
+        keepOrder(g, id, pending);
         if (!n.subgraphs.empty())
-          liveHolder(gid, id);
+          liveHolder(gid, id, pending);
         continue;
       }
+      passOrderOn(g, id, pending);
       removeDead(gid, id);
     }
+  }
+
+  using Pending = std::vector<std::vector<NodeId>>;
+
+  /// Sources that execute nothing (semantics.md §2): an ordering edge from
+  /// one constrains nothing unless control edges order it after something.
+  static bool inertSource(const Node &n) {
+    OpKind k = opKind(n);
+    return (k == OpKind::DataSource || k == OpKind::Variable || k == OpKind::Weight) &&
+           n.ctrlIn.empty();
+  }
+
+  static void sortUnique(std::vector<NodeId> &v) {
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+  }
+
+  /// Live node `id` was ordered before the holders in pending[id] by a data
+  /// edge into an input that was removed: a control edge keeps that order
+  /// (unless another edge already does, or `id` executes nothing).
+  void keepOrder(Graph &g, NodeId id, Pending &pending) {
+    if (pending[id].empty())
+      return;
+    sortUnique(pending[id]);
+    const Node &n = g.node(id);
+    if (!inertSource(n))
+      for (NodeId h : pending[id]) {
+        const Node &holder = g.node(h);
+        bool ordered =
+            std::find(holder.ctrlIn.begin(), holder.ctrlIn.end(), id) != holder.ctrlIn.end();
+        for (const std::optional<OutPort> &in : holder.inputs)
+          ordered = ordered || (in && in->node == id);
+        if (ordered || !g.addCtrlEdge(id, h))
+          continue;
+        ++stats_.orderEdgesAdded;
+        remark(g, holder, "kept", "order-kept",
+               "added control edge " + n.name + " -> " + holder.name + ": " + n.name +
+                   " was ordered before " + holder.name + " through a removed input");
+      }
+    pending[id].clear();
+  }
+
+  /// Dead node `id` goes; the holders it was ordered before through a
+  /// removed input must still come after its own predecessors.
+  static void passOrderOn(const Graph &g, NodeId id, Pending &pending) {
+    if (pending[id].empty())
+      return;
+    sortUnique(pending[id]);
+    const Node &n = g.node(id);
+    for (const std::optional<OutPort> &in : n.inputs)
+      if (in)
+        pending[in->node].insert(pending[in->node].end(), pending[id].begin(), pending[id].end());
+    for (NodeId c : n.ctrlIn)
+      pending[c].insert(pending[c].end(), pending[id].begin(), pending[id].end());
+    pending[id].clear();
   }
 
   void removeDead(GraphId gid, NodeId id) {
@@ -183,7 +254,7 @@ private:
 
   /// A holder that stays: trims what its subgraphs compute for nobody and
   /// what they never read, and sweeps them.
-  void liveHolder(GraphId gid, NodeId id) {
+  void liveHolder(GraphId gid, NodeId id, Pending &pending) {
     const Node &n = m_.graph(gid).node(id);
     OpKind kind = opKind(n);
     bool trimmable =
@@ -196,7 +267,7 @@ private:
       if (sub < m_.numGraphs() && m_.graph(sub).alive)
         sweep(sub);
     if (trimmable)
-      trimInputs(gid, id);
+      trimInputs(gid, id, pending);
   }
 
   /// A While's output j is its loop variable j, written in place by every
@@ -228,7 +299,7 @@ private:
     std::vector<char> keep(h.numOutputs, 1);
     bool any = false;
     for (uint32_t k = 0; k < h.numOutputs; ++k)
-      if (h.consumers[k].empty()) {
+      if (h.consumers[k].empty() && !aliasAttrs(h, k)) {
         keep[k] = 0;
         any = true;
       }
@@ -270,11 +341,19 @@ private:
   /// Drops the holder's inputs whose parameter (`Data` with that
   /// `_parent_node_index`) no subgraph reads; the branch selector of an
   /// If or Case is never dropped.
-  void trimInputs(GraphId gid, NodeId id) {
+  void trimInputs(GraphId gid, NodeId id, Pending &pending) {
     Graph &g = m_.graph(gid);
     const Node &h = g.node(id);
     OpKind kind = opKind(h);
     const size_t numIn = h.inputs.size();
+    // Output attributes naming an input (`outK.ref_input`,
+    // `outK.reuse_input_index`, a default view of input 0) and a demand for
+    // contiguous inputs make the input list part of the memory contract.
+    for (uint32_t k = 0; k < h.numOutputs; ++k)
+      if (aliasAttrs(h, k))
+        return;
+    if (needsContinuousInput(h))
+      return;
     std::vector<char> keep(numIn, 0);
     if (kind == OpKind::If || kind == OpKind::Case)
       for (size_t p = 0; p < numIn && p < 1; ++p)
@@ -311,6 +390,8 @@ private:
         m_.graph(sub).removeNode(d);
         ++stats_.removed;
       }
+      if (const std::optional<OutPort> &src = h.inputs[p])
+        pending[src->node].push_back(id);
     }
     compactInputs(g, id, keep);
     PortMap map = compactingMap(keep);

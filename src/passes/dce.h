@@ -34,6 +34,7 @@ struct DceStats {
   int64_t deadOutputsRemoved = 0;  ///< holder outputs removed (with each subgraph's result)
   int64_t unusedInputsRemoved = 0; ///< holder inputs removed (with each subgraph's Data)
   int64_t loopOutputsKept = 0;     ///< unused While outputs kept (loop-carried state)
+  int64_t orderEdgesAdded = 0;     ///< control edges standing for removed input edges
 };
 
 /// Runs the pass over every graph of `m` reachable from the root. When

@@ -20,6 +20,7 @@ PassStats runDcePass(Module &m, PassContext &ctx) {
   stats.counters["dead_outputs_removed"] = s.deadOutputsRemoved;
   stats.counters["unused_inputs_removed"] = s.unusedInputsRemoved;
   stats.counters["loop_outputs_kept"] = s.loopOutputsKept;
+  stats.counters["order_edges_added"] = s.orderEdgesAdded;
   return stats;
 }
 

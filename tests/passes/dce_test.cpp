@@ -12,6 +12,14 @@
 namespace graphvet {
 namespace {
 
+/// "a" + number, in two appends: GCC 12's -Wrestrict misfires on
+/// `"a" + std::to_string(i)`.
+std::string numbered(const char *prefix, uint64_t i) {
+  std::string s(prefix);
+  s += std::to_string(i);
+  return s;
+}
+
 NodeId addData(Graph &g, const std::string &name, const char *indexKey, int64_t index) {
   NodeId d = g.addNode(name, "Data");
   g.node(d).attrs[indexKey] = AttrValue::ofInt(index);
@@ -26,7 +34,7 @@ TEST(Dce, HundredThousandNodeDeadChainGoesInOneRun) {
   NodeId x = addData(g, "x", "index", 0);
   NodeId prev = x;
   for (int i = 0; i < kChain; ++i)
-    prev = g.addNode("a" + std::to_string(i), i % 2 ? "Exp" : "ReLU", {OutPort{prev, 0}});
+    prev = g.addNode(numbered("a", i), i % 2 ? "Exp" : "ReLU", {OutPort{prev, 0}});
   g.addNode("out", "NetOutput", {OutPort{x, 0}});
 
   DceStats first = runDce(m, DceOptions{}, nullptr);
@@ -46,7 +54,7 @@ TEST(Dce, UsedChainStaysWhole) {
   Graph &g = m.graph(m.addGraph("root"));
   NodeId prev = addData(g, "x", "index", 0);
   for (int i = 0; i < kChain; ++i)
-    prev = g.addNode("a" + std::to_string(i), "ReLU", {OutPort{prev, 0}});
+    prev = g.addNode(numbered("a", i), "ReLU", {OutPort{prev, 0}});
   g.addNode("out", "NetOutput", {OutPort{prev, 0}});
   std::vector<Remark> remarks;
   DceStats s = runDce(m, DceOptions{}, &remarks);
@@ -65,7 +73,7 @@ TEST(Dce, WideCallTrimmedAndRenumbered) {
   Graph &g = m.graph(root);
   std::vector<std::optional<OutPort>> args;
   for (uint32_t k = 0; k < kPorts; ++k)
-    args.push_back(OutPort{addData(g, "x" + std::to_string(k), "index", k), 0});
+    args.push_back(OutPort{addData(g, numbered("x", k), "index", k), 0});
   NodeId call = g.addNode("p", "PartitionedCall", args, kPorts);
   m.attachSubgraph(root, call, body);
   std::vector<std::optional<OutPort>> reads;
@@ -76,8 +84,8 @@ TEST(Dce, WideCallTrimmedAndRenumbered) {
   Graph &b = m.graph(body);
   std::vector<std::optional<OutPort>> results;
   for (uint32_t k = 0; k < kPorts; ++k) {
-    NodeId d = addData(b, "d" + std::to_string(k), "_parent_node_index", k);
-    results.push_back(OutPort{b.addNode("r" + std::to_string(k), "ReLU", {OutPort{d, 0}}), 0});
+    NodeId d = addData(b, numbered("d", k), "_parent_node_index", k);
+    results.push_back(OutPort{b.addNode(numbered("r", k), "ReLU", {OutPort{d, 0}}), 0});
   }
   NodeId o = b.addNode("o", "NetOutput", results);
   for (uint32_t k = 0; k < kPorts; ++k)
