@@ -390,7 +390,10 @@ private:
         m_.graph(sub).removeNode(d);
         ++stats_.removed;
       }
-      if (const std::optional<OutPort> &src = h.inputs[p])
+      // A data edge into a branch node orders its producer before the
+      // whole step; one into a (transparent) call orders it only before the
+      // parameter's readers, and this parameter has none.
+      if (const std::optional<OutPort> &src = h.inputs[p]; src && kind != OpKind::Call)
         pending[src->node].push_back(id);
     }
     compactInputs(g, id, keep);
