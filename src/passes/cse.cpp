@@ -31,6 +31,9 @@ struct NodeFacts {
   bool candidate = false; ///< in the table at all
   std::optional<Refusal> refusal;
   bool reachesGraphOutput = false;
+  /// An op demanding contiguous inputs receives the result (it places the
+  /// buffer, so sharing it with other uses may break that placement).
+  bool continuousUse = false;
 };
 
 size_t hashNode(const Node &n) {
@@ -205,6 +208,7 @@ private:
     else if (writes(uses.access))
       refuse("written-result", "its result is later written in place");
     f.reachesGraphOutput = !uses.rootOutputs.empty();
+    f.continuousUse = !uses.continuousUsers.empty();
     return f;
   }
 
@@ -307,6 +311,9 @@ private:
       if (!refusal && facts[id].reachesGraphOutput && facts[equal].reachesGraphOutput)
         refusal = Refusal{"graph-outputs",
                           "both results are graph outputs, which must not start to alias"};
+      if (!refusal && (facts[id].continuousUse || facts[equal].continuousUse))
+        refusal = Refusal{"layout", "an op demanding contiguous inputs receives one of the "
+                                    "results, and sharing its buffer could break that layout"};
       if (!refusal)
         refusal = ctrlRefusal(g, equal, id, pos);
       if (refusal) {
