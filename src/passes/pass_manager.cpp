@@ -66,7 +66,8 @@ PassStats runTensorMoveDeletePass(Module &m, PassContext &ctx) {
 // after it, tensor-move-delete).
 constexpr PassInfo kPasses[] = {
     {kDceName,
-     "remove nodes whose results reach no output and that have no effect (docs/passes/dce.md)",
+     "remove nodes whose results reach no output and that have no effect, unread subgraph "
+     "results and unread call inputs (docs/passes/dce.md)",
      kExplicitOnly, runDcePass, NumericContract::Exact},
     {kCseName,
      "merge nodes with the same op, equal attributes and the same inputs "
