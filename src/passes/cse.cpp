@@ -77,8 +77,19 @@ private:
   /// Cached by source, so a buffer read by many nodes is explored once.
   std::optional<Refusal> inputRefusal(GraphId g, OutPort p) {
     SourceTrace trace = traceSource(m_, index_, g, p, options_.analysisBudget);
-    if (trace.kind == SourceKind::ControlFlow && stableParameter(trace))
-      return std::nullopt;
+    // A trace that ends at a parameter (`Data`) of a branch, body or cond:
+    // the holder runs that subgraph as one step, so nothing outside writes
+    // the parameter's buffer while it runs; when nothing inside writes any
+    // buffer in place either, every read of it in that run sees the same
+    // bytes (a loop's write-back happens between iterations, not within one).
+    if (trace.kind == SourceKind::ControlFlow) {
+      if (std::optional<GraphId> s = parameterGraph(trace)) {
+        if (!subgraphWrites(*s))
+          return std::nullopt;
+        return Refusal{"written-parameter", "it reads a parameter of subgraph " +
+                                                m_.graph(*s).name + ", which writes in place"};
+      }
+    }
     if (trace.kind == SourceKind::Variable || trace.kind == SourceKind::VariableRef)
       return Refusal{"variable-read", "reads a variable, which other nodes may write"};
     if (trace.kind != SourceKind::Ordinary && trace.kind != SourceKind::Weight &&
@@ -136,21 +147,17 @@ private:
     return any;
   }
 
-  /// A trace that ends at a parameter (`Data`) of a branch, body or cond:
-  /// the holder runs that subgraph as one step, so nothing outside writes
-  /// the parameter's buffer while it runs; when nothing inside writes any
-  /// buffer in place either, every read of it in that run sees the same
-  /// bytes (a loop's write-back happens between iterations, not within one).
-  bool stableParameter(const SourceTrace &trace) {
+  /// The subgraph whose parameter ends `trace`, if it ends at one.
+  std::optional<GraphId> parameterGraph(const SourceTrace &trace) const {
     if (trace.steps.empty())
-      return false;
+      return std::nullopt;
     const TraceStep &last = trace.steps.back();
     if (last.graph == 0 || last.graph >= m_.numGraphs())
-      return false;
+      return std::nullopt;
     const Graph &sg = m_.graph(last.graph);
     if (last.port.node >= sg.capacity() || opKind(sg.node(last.port.node)) != OpKind::DataSource)
-      return false;
-    return !subgraphWrites(last.graph);
+      return std::nullopt;
+    return last.graph;
   }
 
   NodeFacts factsOf(GraphId g, NodeId id) {
