@@ -15,7 +15,9 @@
 
 #include <algorithm>
 #include <optional>
+#include <set>
 #include <string>
+#include <utility>
 
 namespace graphvet {
 namespace {
@@ -180,10 +182,23 @@ private:
 
   /// Sources that execute nothing (semantics.md §2): an ordering edge from
   /// one constrains nothing unless control edges order it after something.
-  static bool inertSource(const Node &n) {
+  /// Not so a parameter of a call body: the call is transparent, so the
+  /// parameter stands for the caller's producer, which its readers must
+  /// follow (the edge also keeps the parameter, hence the call's input).
+  /// A branch or loop parameter is ordered by its holder's input edge,
+  /// whose removal carries the obligation one level up.
+  bool inertSource(const Graph &g, const Node &n) const {
     OpKind k = opKind(n);
-    return (k == OpKind::DataSource || k == OpKind::Variable || k == OpKind::Weight) &&
-           n.ctrlIn.empty();
+    if (!n.ctrlIn.empty())
+      return false;
+    if (k == OpKind::Variable || k == OpKind::Weight)
+      return true;
+    if (k != OpKind::DataSource)
+      return false;
+    if (g.parentGraph == kNoGraph || g.parentGraph >= m_.numGraphs())
+      return true; // the root: a user input
+    const Graph &parent = m_.graph(g.parentGraph);
+    return g.parentNode < parent.capacity() && opKind(parent.node(g.parentNode)) != OpKind::Call;
   }
 
   static void sortUnique(std::vector<NodeId> &v) {
@@ -199,7 +214,14 @@ private:
       return;
     sortUnique(pending[id]);
     const Node &n = g.node(id);
-    if (!inertSource(n))
+    if (deferToCaller(g, n)) {
+      // The parameter goes with its call input; the caller's producer of
+      // that input is then ordered before the whole call (trimInputs).
+      obligedParams_.insert({g.id, id});
+      pending[id].clear();
+      return;
+    }
+    if (!inertSource(g, n))
       for (NodeId h : pending[id]) {
         const Node &holder = g.node(h);
         bool ordered =
@@ -214,6 +236,26 @@ private:
                    " was ordered before " + holder.name + " through a removed input");
       }
     pending[id].clear();
+  }
+
+  /// The holder of graph `g` when `g` is a call body, else nullptr.
+  const Node *callOf(const Graph &g) const {
+    if (g.parentGraph == kNoGraph || g.parentGraph >= m_.numGraphs())
+      return nullptr;
+    const Graph &parent = m_.graph(g.parentGraph);
+    if (g.parentNode >= parent.capacity())
+      return nullptr;
+    const Node &h = parent.node(g.parentNode);
+    return opKind(h) == OpKind::Call ? &h : nullptr;
+  }
+
+  /// An unread parameter of a call body whose input the call will drop: an
+  /// order it owes is owed by the caller's producer instead (a control edge
+  /// to the call applies to every node inside it).
+  bool deferToCaller(const Graph &g, const Node &n) const {
+    const Node *call = callOf(g);
+    return call && opKind(n) == OpKind::DataSource && !hasConsumer(n) && n.ctrlOut.empty() &&
+           n.ctrlIn.empty() && !isReserved(n) && inputsTrimmable(*call);
   }
 
   /// Dead node `id` goes; the holders it was ordered before through a
@@ -257,8 +299,7 @@ private:
   void liveHolder(GraphId gid, NodeId id, Pending &pending) {
     const Node &n = m_.graph(gid).node(id);
     OpKind kind = opKind(n);
-    bool trimmable =
-        (kind == OpKind::Call || kind == OpKind::If || kind == OpKind::Case) && !isReserved(n);
+    bool trimmable = portsTrimmable(n);
     if (kind == OpKind::While)
       keepLoopOutputs(gid, id);
     if (trimmable)
@@ -266,8 +307,25 @@ private:
     for (GraphId sub : std::vector<GraphId>(m_.graph(gid).node(id).subgraphs))
       if (sub < m_.numGraphs() && m_.graph(sub).alive)
         sweep(sub);
-    if (trimmable)
+    if (trimmable && inputsTrimmable(m_.graph(gid).node(id)))
       trimInputs(gid, id, pending);
+  }
+
+  static bool portsTrimmable(const Node &h) {
+    OpKind kind = opKind(h);
+    return (kind == OpKind::Call || kind == OpKind::If || kind == OpKind::Case) && !isReserved(h);
+  }
+
+  /// Output attributes naming an input (`outK.ref_input`,
+  /// `outK.reuse_input_index`, a default view of input 0) and a demand for
+  /// contiguous inputs make the input list part of the memory contract.
+  static bool inputsTrimmable(const Node &h) {
+    if (!portsTrimmable(h) || needsContinuousInput(h))
+      return false;
+    for (uint32_t k = 0; k < h.numOutputs; ++k)
+      if (aliasAttrs(h, k))
+        return false;
+    return true;
   }
 
   /// A While's output j is its loop variable j, written in place by every
@@ -346,14 +404,6 @@ private:
     const Node &h = g.node(id);
     OpKind kind = opKind(h);
     const size_t numIn = h.inputs.size();
-    // Output attributes naming an input (`outK.ref_input`,
-    // `outK.reuse_input_index`, a default view of input 0) and a demand for
-    // contiguous inputs make the input list part of the memory contract.
-    for (uint32_t k = 0; k < h.numOutputs; ++k)
-      if (aliasAttrs(h, k))
-        return;
-    if (needsContinuousInput(h))
-      return;
     std::vector<char> keep(numIn, 0);
     if (kind == OpKind::If || kind == OpKind::Case)
       for (size_t p = 0; p < numIn && p < 1; ++p)
@@ -386,14 +436,17 @@ private:
       remark(g, h, "removed", "unused-input",
              "removed input " + std::to_string(p) + " of " + h.name + ": no subgraph of " +
                  subgraphNames(h) + " reads it");
+      // A data edge into a branch node orders its producer before the
+      // whole step; one into a (transparent) call orders it only before the
+      // parameter's readers, which are gone, unless the parameter owed an
+      // order to a node of the body (deferToCaller).
+      bool owed = kind != OpKind::Call;
       for (auto [sub, d] : params[p]) {
+        owed = owed || obligedParams_.count({sub, d}) > 0;
         m_.graph(sub).removeNode(d);
         ++stats_.removed;
       }
-      // A data edge into a branch node orders its producer before the
-      // whole step; one into a (transparent) call orders it only before the
-      // parameter's readers, and this parameter has none.
-      if (const std::optional<OutPort> &src = h.inputs[p]; src && kind != OpKind::Call)
+      if (const std::optional<OutPort> &src = h.inputs[p]; src && owed)
         pending[src->node].push_back(id);
     }
     compactInputs(g, id, keep);
@@ -415,6 +468,8 @@ private:
   const DceOptions &options_;
   std::vector<Remark> *remarks_;
   std::vector<char> effectful_;
+  /// Call-body parameters whose call input owes an order (deferToCaller).
+  std::set<std::pair<GraphId, NodeId>> obligedParams_;
   DceStats stats_;
 };
 
