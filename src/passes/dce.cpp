@@ -173,9 +173,24 @@ private:
           liveHolder(gid, id, pending);
         continue;
       }
+      if (g.numLiveNodes() == 1 && carriesCallOrder(g)) {
+        remark(g, n, "kept", "call-order",
+               "kept " + n.name +
+                   ": the last node of a call body carries the call's "
+                   "control edges");
+        ++stats_.keptForEffect;
+        continue;
+      }
       passOrderOn(g, id, pending);
       removeDead(gid, id);
     }
+  }
+
+  /// A call with control edges orders every node of its body; an empty body
+  /// would order nothing, so the last node of such a body stays.
+  bool carriesCallOrder(const Graph &g) const {
+    const Node *call = callOf(g);
+    return call && (!call->ctrlIn.empty() || !call->ctrlOut.empty());
   }
 
   using Pending = std::vector<std::vector<NodeId>>;
@@ -424,6 +439,22 @@ private:
           keep[*p] = 1;
       }
     }
+    // Control edges to or from a call order every node inside it, so they
+    // order nothing through an empty body: a call with control edges keeps
+    // at least one node in each subgraph (the first parameter that would go).
+    if (kind == OpKind::Call && (!h.ctrlIn.empty() || !h.ctrlOut.empty()))
+      for (GraphId sub : h.subgraphs) {
+        size_t going = 0;
+        size_t first = numIn;
+        for (size_t p = 0; p < numIn; ++p)
+          for (auto [psub, d] : params[p])
+            if (psub == sub && !keep[p]) {
+              ++going;
+              first = std::min(first, p);
+            }
+        if (going > 0 && going == m_.graph(sub).numLiveNodes())
+          keep[first] = 1;
+      }
     bool any = false;
     for (char k : keep)
       any = any || !k;
