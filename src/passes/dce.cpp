@@ -241,8 +241,11 @@ private:
         const Node &holder = g.node(h);
         bool ordered =
             std::find(holder.ctrlIn.begin(), holder.ctrlIn.end(), id) != holder.ctrlIn.end();
-        for (const std::optional<OutPort> &in : holder.inputs)
-          ordered = ordered || (in && in->node == id);
+        // A data edge from a call orders only the body node producing that
+        // result; a control edge from it orders every node inside.
+        if (opKind(n) != OpKind::Call)
+          for (const std::optional<OutPort> &in : holder.inputs)
+            ordered = ordered || (in && in->node == id);
         if (ordered || !g.addCtrlEdge(id, h))
           continue;
         ++stats_.orderEdgesAdded;
