@@ -3,7 +3,9 @@
 // op type, output count, inputs and attribute keys, and compared exactly
 // (attribute values with AttrValue's operator==, so floats bit for bit and
 // tensors by value). Because a merge rewires consumers before they are
-// visited, a chain of duplicates merges in the same walk.
+// visited, a chain of duplicates merges in the same walk. A merged node's
+// control edges move to the node kept (their union), unless that would close
+// a cycle.
 #include "passes/cse.h"
 
 #include "ir/op_library.h"
@@ -29,6 +31,9 @@ struct NodeFacts {
   bool candidate = false; ///< in the table at all
   std::optional<Refusal> refusal;
   bool reachesGraphOutput = false;
+  /// An op demanding contiguous inputs receives the result (it places the
+  /// buffer, so sharing it with other uses may break that placement).
+  bool continuousUse = false;
 };
 
 size_t hashNode(const Node &n) {
@@ -72,6 +77,19 @@ private:
   /// Cached by source, so a buffer read by many nodes is explored once.
   std::optional<Refusal> inputRefusal(GraphId g, OutPort p) {
     SourceTrace trace = traceSource(m_, index_, g, p, options_.analysisBudget);
+    // A trace that ends at a parameter (`Data`) of a branch, body or cond:
+    // the holder runs that subgraph as one step, so nothing outside writes
+    // the parameter's buffer while it runs; when nothing inside writes any
+    // buffer in place either, every read of it in that run sees the same
+    // bytes (a loop's write-back happens between iterations, not within one).
+    if (trace.kind == SourceKind::ControlFlow) {
+      if (std::optional<GraphId> s = parameterGraph(trace)) {
+        if (!subgraphWrites(*s))
+          return std::nullopt;
+        return Refusal{"written-parameter", "it reads a parameter of subgraph " +
+                                                m_.graph(*s).name + ", which writes in place"};
+      }
+    }
     if (trace.kind == SourceKind::Variable || trace.kind == SourceKind::VariableRef)
       return Refusal{"variable-read", "reads a variable, which other nodes may write"};
     if (trace.kind != SourceKind::Ordinary && trace.kind != SourceKind::Weight &&
@@ -104,13 +122,58 @@ private:
     return std::nullopt;
   }
 
+  /// Whether subgraph `s` (or one nested in it) writes some buffer in
+  /// place: a ref output, a scribble, a variable-bound output or a While
+  /// (loop variables are written back in place). Memoized per graph.
+  bool subgraphWrites(GraphId s) {
+    if (s >= writes_.size())
+      writes_.resize(m_.numGraphs(), -1);
+    if (writes_[s] >= 0)
+      return writes_[s] == 1;
+    writes_[s] = 1; // a nesting cycle (rejected by the verifier) counts as a write
+    const Graph &sg = m_.graph(s);
+    bool any = false;
+    for (NodeId id : sg.liveNodes()) {
+      const Node &n = sg.node(id);
+      any = any || !refWrittenInputs(n).empty() || isInputMutable(n) || opKind(n) == OpKind::While;
+      for (uint32_t k = 0; k < n.numOutputs && !any; ++k)
+        any = refVarSrcName(n, k) != nullptr;
+      for (GraphId sub : n.subgraphs)
+        any = any || subgraphWrites(sub);
+      if (any)
+        break;
+    }
+    writes_[s] = any ? 1 : 0;
+    return any;
+  }
+
+  /// The subgraph whose parameter ends `trace`, if it ends at one.
+  std::optional<GraphId> parameterGraph(const SourceTrace &trace) const {
+    if (trace.steps.empty())
+      return std::nullopt;
+    const TraceStep &last = trace.steps.back();
+    if (last.graph == 0 || last.graph >= m_.numGraphs())
+      return std::nullopt;
+    const Graph &sg = m_.graph(last.graph);
+    if (last.port.node >= sg.capacity() || opKind(sg.node(last.port.node)) != OpKind::DataSource)
+      return std::nullopt;
+    return last.graph;
+  }
+
   NodeFacts factsOf(GraphId g, NodeId id) {
     const Graph &graph = m_.graph(g);
     const Node &n = graph.node(id);
     NodeFacts f;
     OpKind kind = opKind(n);
+    if (holdsSubgraphs(n)) {
+      // Holders are looked up so that an equal-looking pair is explained,
+      // but never merged: their subgraphs are not compared.
+      f.candidate = true;
+      f.refusal = Refusal{"subgraph", "it holds subgraphs, which cse does not compare"};
+      return f;
+    }
     if (kind != OpKind::Ordinary && kind != OpKind::Weight && kind != OpKind::Copy)
-      return f; // interface, variables and subgraph holders are never merged
+      return f; // the interface (Data, NetOutput) and variables are never merged
     // A weight without a `value` literal is filled by its name (semantics.md
     // §3), so two of them are different values however alike they look.
     if (kind == OpKind::Weight) {
@@ -134,8 +197,6 @@ private:
     for (uint32_t k = 0; k < n.numOutputs; ++k)
       if (refVarSrcName(n, k))
         refuse("effect", "an output is bound to a variable");
-    if (!n.ctrlIn.empty() || !n.ctrlOut.empty())
-      refuse("ctrl-edge", "has control edges, which order it on its own");
     if (f.refusal)
       return f;
     for (const std::optional<OutPort> &in : n.inputs)
@@ -154,6 +215,7 @@ private:
     else if (writes(uses.access))
       refuse("written-result", "its result is later written in place");
     f.reachesGraphOutput = !uses.rootOutputs.empty();
+    f.continuousUse = !uses.continuousUsers.empty();
     return f;
   }
 
@@ -164,6 +226,61 @@ private:
     remarks_->push_back(nodeRemark(kCseName, g, n, decision, std::move(tag), std::move(message)));
   }
 
+  /// Whether a path of data or control edges leads from `from` to `to`,
+  /// searching only nodes placed no later than `to`; nullopt when the
+  /// search exceeds the analysis budget.
+  std::optional<bool> reachesBounded(const Graph &g, NodeId from, NodeId to,
+                                     const std::vector<uint32_t> &pos) {
+    ++stamp_;
+    std::vector<NodeId> work{from};
+    visitStamp_[from] = stamp_;
+    size_t steps = 0;
+    while (!work.empty()) {
+      NodeId cur = work.back();
+      work.pop_back();
+      if (cur == to)
+        return true;
+      auto visit = [&](NodeId next) {
+        if (visitStamp_[next] != stamp_ && pos[next] <= pos[to]) {
+          visitStamp_[next] = stamp_;
+          work.push_back(next);
+        }
+      };
+      const Node &n = g.node(cur);
+      for (const std::vector<InPort> &cs : n.consumers)
+        for (const InPort &c : cs) {
+          if (++steps > options_.analysisBudget)
+            return std::nullopt;
+          visit(c.node);
+        }
+      for (NodeId t : n.ctrlOut) {
+        if (++steps > options_.analysisBudget)
+          return std::nullopt;
+        visit(t);
+      }
+    }
+    return false;
+  }
+
+  /// Merging `dup` into the earlier `kept` moves dup's control edges to
+  /// kept. Outgoing ones point later than dup, hence later than kept; an
+  /// incoming one from `b` closes a cycle exactly when kept reaches b.
+  std::optional<Refusal> ctrlRefusal(const Graph &g, NodeId kept, NodeId dup,
+                                     const std::vector<uint32_t> &pos) {
+    for (NodeId b : g.node(dup).ctrlIn) {
+      if (b == kept)
+        continue;
+      std::optional<bool> cycle = reachesBounded(g, kept, b, pos);
+      if (!cycle)
+        return Refusal{"budget", "the search for a control-edge cycle ran out of budget"};
+      if (*cycle)
+        return Refusal{"ctrl-cycle", "its control edge from " + g.node(b).name +
+                                         " would close a cycle (" + g.node(b).name +
+                                         " depends on " + g.node(kept).name + ")"};
+    }
+    return std::nullopt;
+  }
+
   void runGraph(GraphId gid) {
     Graph &g = m_.graph(gid);
     std::optional<std::vector<NodeId>> order = g.topoOrder();
@@ -171,6 +288,14 @@ private:
       return;
     std::unordered_map<size_t, std::vector<NodeId>> table;
     std::vector<NodeFacts> facts(g.capacity());
+    // Positions in the original order. Merges only add edges that agree
+    // with it (uses move to an earlier node, control edges are checked), so
+    // it stays a topological order of the graph throughout the walk.
+    std::vector<uint32_t> pos(g.capacity(), 0);
+    for (uint32_t i = 0; i < order->size(); ++i)
+      pos[(*order)[i]] = i;
+    visitStamp_.assign(g.capacity(), 0);
+    stamp_ = 0;
     for (NodeId id : *order) {
       facts[id] = factsOf(gid, id);
       if (!facts[id].candidate)
@@ -193,6 +318,11 @@ private:
       if (!refusal && facts[id].reachesGraphOutput && facts[equal].reachesGraphOutput)
         refusal = Refusal{"graph-outputs",
                           "both results are graph outputs, which must not start to alias"};
+      if (!refusal && (facts[id].continuousUse || facts[equal].continuousUse))
+        refusal = Refusal{"layout", "an op demanding contiguous inputs receives one of the "
+                                    "results, and sharing its buffer could break that layout"};
+      if (!refusal)
+        refusal = ctrlRefusal(g, equal, id, pos);
       if (refusal) {
         ++stats_.refused;
         remark(g, n, "kept", refusal->tag,
@@ -203,7 +333,17 @@ private:
           std::replace(bucket.begin(), bucket.end(), equal, id);
         continue;
       }
-      remark(g, n, "merged", "merged", "merged " + n.name + " into " + keptName);
+      remark(
+          g, n, "merged", n.ctrlIn.empty() && n.ctrlOut.empty() ? "merged" : "merged-ctrl",
+          "merged " + n.name + " into " + keptName +
+              (n.ctrlIn.empty() && n.ctrlOut.empty() ? "" : " (its control edges move with it)"));
+      // The kept node takes the union of both nodes' control edges, so
+      // every ordering the removed node imposed still holds.
+      for (NodeId b : std::vector<NodeId>(n.ctrlIn))
+        if (b != equal)
+          g.addCtrlEdge(b, equal);
+      for (NodeId c : std::vector<NodeId>(n.ctrlOut))
+        g.addCtrlEdge(equal, c);
       facts[equal].reachesGraphOutput =
           facts[equal].reachesGraphOutput || facts[id].reachesGraphOutput;
       for (uint32_t k = 0; k < n.numOutputs; ++k)
@@ -219,6 +359,11 @@ private:
   ModuleIndex index_;
   /// By buffer source: 0 never written, 1 written, 2 exploration over budget.
   std::map<PortRef, int> writtenSources_;
+  /// By graph: -1 not yet known, 0 writes nothing in place, 1 writes.
+  std::vector<int8_t> writes_;
+  /// Visit marks of reachesBounded, by node id, for the graph being walked.
+  std::vector<uint64_t> visitStamp_;
+  uint64_t stamp_ = 0;
   CseStats stats_;
 };
 

@@ -27,7 +27,7 @@ struct CseOptions {
 };
 
 struct CseStats {
-  int64_t candidates = 0; ///< nodes looked up in the table (Ordinary and Const ops)
+  int64_t candidates = 0; ///< nodes looked up in the table (Ordinary, Const, copies, holders)
   int64_t merged = 0;     ///< nodes replaced by an equal earlier node and removed
   int64_t refused = 0;    ///< nodes equal to an earlier one but kept (a remark says why)
 };

@@ -23,6 +23,10 @@ PassStats runDcePass(Module &m, PassContext &ctx) {
   stats.counters["removed"] = s.removed;
   stats.counters["kept_for_effect"] = s.keptForEffect;
   stats.counters["subgraphs_removed"] = s.subgraphsRemoved;
+  stats.counters["dead_outputs_removed"] = s.deadOutputsRemoved;
+  stats.counters["unused_inputs_removed"] = s.unusedInputsRemoved;
+  stats.counters["loop_outputs_kept"] = s.loopOutputsKept;
+  stats.counters["order_edges_added"] = s.orderEdgesAdded;
   return stats;
 }
 
@@ -87,8 +91,9 @@ constexpr PassInfo kPasses[] = {
      "(docs/passes/simplify.md)",
      1, runSimplifyPass, NumericContract::Exact},
     {kDceName,
-     "remove nodes whose results reach no output and that have no effect (docs/passes/dce.md)", 1,
-     runDcePass, NumericContract::Exact},
+     "remove nodes whose results reach no output and that have no effect, unread subgraph "
+     "results and unread call inputs (docs/passes/dce.md)",
+     1, runDcePass, NumericContract::Exact},
     {kCseName,
      "merge nodes with the same op, equal attributes and the same inputs "
      "(docs/passes/cse.md)",
