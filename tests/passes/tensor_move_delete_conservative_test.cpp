@@ -136,6 +136,7 @@ graph root {
   EXPECT_TRUE(byOption.result.warnings.empty());
 
   PipelineOptions bad;
+  bad.passes = only;
   bad.optionOverrides[std::string(kTensorMoveDeleteConservativeOption)] = "yes";
   auto byBad = testing::optimize(graph, bad);
   ASSERT_EQ(byBad.result.warnings.size(), 1u);
