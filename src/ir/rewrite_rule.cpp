@@ -73,6 +73,71 @@ bool castPreservesValues(DType from, DType to) {
   return false; // float -> integer: NaN, inf and fractions do not survive
 }
 
+bool castRoundTrips(DType from, DType to) {
+  if (castPreservesValues(from, to))
+    return true;
+  return isInteger(from) && isInteger(to) && dtypeBytes(to) >= dtypeBytes(from);
+}
+
+namespace {
+
+/// Whether the cast keeps zero and nonzero apart (what a later cast to bool
+/// reads): integers widen or flip sign injectively, an integer never rounds
+/// to 0 in a float (overflow gives inf, nonzero), and among floats only a
+/// target with the exponent range of the source keeps every tiny value.
+bool castKeepsZeroness(DType from, DType to) {
+  if (castRoundTrips(from, to))
+    return true;
+  if (isInteger(from) && isFloat(to))
+    return true;
+  return from == DType::F16 && to == DType::BF16;
+}
+
+/// The largest finite value of a float dtype.
+double maxFinite(DType t) {
+  switch (t) {
+  case DType::F16:
+    return 65504.0;
+  case DType::BF16:
+    return 3.3895313892515355e38;
+  case DType::F32:
+    return 3.4028234663852886e38;
+  default:
+    return 1.7976931348623157e308;
+  }
+}
+
+} // namespace
+
+bool castChainCollapses(DType a, DType b, DType c) {
+  if (c == a)
+    return false; // a pair there and back: the `cast-pair` rule
+  // 1. The first cast keeps every value, so the second sees x itself.
+  if (castPreservesValues(a, b))
+    return true;
+  // 2. Integers all the way, the last no wider than the middle: the low bits
+  //    of the low bits (or of a sign or zero extension of x) are x's.
+  if (isInteger(a) && isInteger(b) && isInteger(c) && dtypeBytes(c) <= dtypeBytes(b))
+    return true;
+  // 3. Into bool only zero-ness counts, and the first cast keeps it.
+  if (c == DType::Bool && castKeepsZeroness(a, b))
+    return true;
+  // 4. A float truncated into an integer that the last integer dtype holds
+  //    entirely: wherever the original is determinate the truncation fits both.
+  if (isFloat(a) && isInteger(b) && isInteger(c) && castPreservesValues(b, c))
+    return true;
+  // 5. An integer through a float into an integer: every value of c's range,
+  //    and its neighbour below the minimum, is exact in b, so in-range values
+  //    pass unchanged and out-of-range ones stay out (indeterminate).
+  if (isInteger(a) && isFloat(b) && isInteger(c) && magnitudeBits(c) + 1 <= precisionBits(b))
+    return true;
+  // 6. An integer through a float into a float whose finite range ends below
+  //    2^precision(b): what c can hold is exact in b, the rest overflows both ways.
+  if (isInteger(a) && isFloat(b) && isFloat(c) && maxFinite(c) < std::ldexp(1.0, precisionBits(b)))
+    return true;
+  return false;
+}
+
 std::string termText(const Term &t) {
   switch (t.kind) {
   case Term::Kind::Var:

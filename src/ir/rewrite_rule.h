@@ -127,6 +127,13 @@ std::shared_ptr<const Tensor> splatTensor(DType t, const Shape &shape, double sp
 /// (tensor-semantics.md §4): the condition under which a Cast pair through
 /// `to` may be removed or collapsed.
 bool castPreservesValues(DType from, DType to);
+/// Whether a cast `from` -> `to` is injective on values, so that casting back
+/// restores them: castPreservesValues, or integers into integers at least as
+/// wide (same-width sign flips included: the low bits come back).
+bool castRoundTrips(DType from, DType to);
+/// Whether Cast(Cast(x : a, b), c) refines to Cast(x, c): the precondition of
+/// the `cast-chain` rule, one named clause per reason (rewrite_rule.cpp).
+bool castChainCollapses(DType a, DType b, DType c);
 
 // Term builders, so the table reads like the rules' text.
 Term var(std::string name);

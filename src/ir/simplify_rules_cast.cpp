@@ -1,6 +1,7 @@
 // The Cast rows of the simplify rule table: a Cast to the dtype it already
-// has, a Cast pair there and back, a Cast chain collapsed to one Cast, and an
-// integer narrowing chain collapsed (tensor-semantics.md §4).
+// has, a Cast pair there and back, and a Cast chain collapsed to one Cast
+// (tensor-semantics.md §4; the clauses of the chain's precondition are in
+// rewrite_rule.cpp, castChainCollapses).
 #include "ir/simplify_rules_support.h"
 
 namespace graphvet::rewrite::detail {
@@ -40,11 +41,12 @@ void addCastRules(std::vector<Rule> &rules) {
   rules.push_back(Rule{
       "cast-pair", "a Cast there and back is its input when the first cast keeps every value",
       castOf(castOf(var("x"), "$B"), "$A"), var("x"),
-      "$A is the dtype of x, and $B holds every value of $A",
+      "$A is the dtype of x, and the cast to $B is injective on $A (it holds every value, or "
+      "both are integers and $B is at least as wide)",
       [](const Binding &b) {
         DType a = xDType(b);
         auto mid = boundDType(b, "$B");
-        return boundDType(b, "$A") == a && mid && castPreservesValues(a, *mid);
+        return boundDType(b, "$A") == a && mid && castRoundTrips(a, *mid);
       },
       [] {
         std::vector<Instance> out;
@@ -56,14 +58,19 @@ void addCastRules(std::vector<Rule> &rules) {
       }});
 
   rules.push_back(Rule{"cast-chain",
-                       "a Cast of a Cast is one Cast when the first cast keeps every value",
+                       "a Cast of a Cast is one Cast when the chain computes what the last "
+                       "cast alone computes",
                        castOf(castOf(var("x"), "$B"), "$C"), castOf(var("x"), "$C"),
-                       "$B holds every value of the dtype of x, and $C differs from it",
+                       "$C differs from the dtype A of x, and one of: $B holds every value of "
+                       "A; all integers with $C no wider than $B; $C is bool and the first cast "
+                       "keeps zero-ness; A float, $B and $C integers with $C holding every value "
+                       "of $B; A integer, $B float, $C integer whose range (and one past its "
+                       "minimum) is exact in $B; A integer, $B and $C floats with $C's finite "
+                       "range below 2^precision($B)",
                        [](const Binding &b) {
-                         DType a = xDType(b);
                          auto mid = boundDType(b, "$B");
                          auto last = boundDType(b, "$C");
-                         return mid && last && *last != a && castPreservesValues(a, *mid);
+                         return mid && last && castChainCollapses(xDType(b), *mid, *last);
                        },
                        [] {
                          std::vector<Instance> out;
@@ -75,35 +82,6 @@ void addCastRules(std::vector<Rule> &rules) {
                                                 castBinding(a, {{"$B", mid}, {"$C", last}})});
                          return out;
                        }});
-
-  // Integer casts keep the low bits (wrap): keeping the low 16 bits and then
-  // the low 8 is keeping the low 8, whatever the signs.
-  rules.push_back(
-      Rule{"cast-int-narrowing",
-           "integer casts that end no wider than the middle one are one Cast (low bits kept)",
-           castOf(castOf(var("x"), "$B"), "$C"), castOf(var("x"), "$C"),
-           "x, $B and $C are integer dtypes, and $C is no wider than $B",
-           [](const Binding &b) {
-             auto mid = boundDType(b, "$B");
-             auto last = boundDType(b, "$C");
-             return mid && last && isInteger(xDType(b)) && isInteger(*mid) && isInteger(*last) &&
-                    dtypeBytes(*last) <= dtypeBytes(*mid);
-           },
-           [] {
-             std::vector<Instance> out;
-             for (DType a : kNumericDTypes)
-               for (DType mid : kNumericDTypes)
-                 for (DType last : kNumericDTypes)
-                   if (isInteger(a) && isInteger(mid) && isInteger(last) && mid != a && last != mid)
-                     out.push_back(
-                         {chainLabel({a, mid, last}), castBinding(a, {{"$B", mid}, {"$C", last}})});
-             // Outside the precondition: a float in the middle, an integer widening at the end.
-             out.push_back({chainLabel({DType::I32, DType::F32, DType::I8}),
-                            castBinding(DType::I32, {{"$B", DType::F32}, {"$C", DType::I8}})});
-             out.push_back({chainLabel({DType::I32, DType::I8, DType::I16}),
-                            castBinding(DType::I32, {{"$B", DType::I8}, {"$C", DType::I16}})});
-             return out;
-           }});
 }
 
 } // namespace graphvet::rewrite::detail
