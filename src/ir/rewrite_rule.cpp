@@ -89,8 +89,10 @@ std::string termText(const Term &t) {
   for (size_t i = 0; i < t.attrs.size(); ++i)
     s += (i || !t.args.empty() ? ", " : "") + attrText(t.attrs[i]);
   s += ")";
-  if (t.result != 0)
-    s += "#" + std::to_string(t.result);
+  if (t.result != 0) { // two appends: GCC 12's -Wrestrict misfires on "#" + to_string
+    s += '#';
+    s += std::to_string(t.result);
+  }
   return s;
 }
 

@@ -4,8 +4,11 @@
 #include "ir/verifier.h"
 #include "passes/cse.h"
 #include "passes/dce.h"
+#include "passes/fold_constant.h"
 #include "passes/reuse_options.h"
 #include "passes/tensor_move_delete.h"
+
+#include <charconv>
 
 namespace graphvet {
 namespace {
@@ -17,6 +20,58 @@ PassStats runDcePass(Module &m, PassContext &ctx) {
   stats.counters["removed"] = s.removed;
   stats.counters["kept_for_effect"] = s.keptForEffect;
   stats.counters["subgraphs_removed"] = s.subgraphsRemoved;
+  return stats;
+}
+
+void optionWarning(Module &m, const std::string &key, const std::string &expected,
+                   Diagnostics &warnings) {
+  Diagnostic d;
+  if (auto loc = m.optionLocs.find(key); loc != m.optionLocs.end())
+    d.loc = loc->second;
+  d.severity = Severity::Warning;
+  d.message = "option " + key + " = \"" + m.options[key] + "\": expected " + expected +
+              "; the option is ignored";
+  warnings.push_back(std::move(d));
+}
+
+/// A `true`/`false` module option; absent or malformed (warned) keeps `value`.
+void readBoolOption(Module &m, std::string_view key, bool &value, Diagnostics &warnings) {
+  auto it = m.options.find(std::string(key));
+  if (it == m.options.end())
+    return;
+  if (it->second == "true" || it->second == "false")
+    value = it->second == "true";
+  else
+    optionWarning(m, it->first, "true or false", warnings);
+}
+
+PassStats runFoldConstantPass(Module &m, PassContext &ctx) {
+  FoldConstantOptions options;
+  if (auto it = m.options.find(std::string(kFoldConstantMaxElementsOption));
+      it != m.options.end()) {
+    const std::string &text = it->second;
+    int64_t value = -1;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec == std::errc() && end == text.data() + text.size() && value >= 0)
+      options.maxElements = value;
+    else
+      optionWarning(m, it->first, "a non-negative decimal integer", ctx.warnings);
+  }
+  readBoolOption(m, kFoldConstantShapeOpsOption, options.foldShapeOps, ctx.warnings);
+  readBoolOption(m, kFoldConstantInlineIfOption, options.inlineIf, ctx.warnings);
+  FoldConstantStats s = runFoldConstant(m, options, &ctx.remarks);
+  PassStats stats;
+  stats.counters["folded"] = s.folded;
+  stats.counters["shape_folded"] = s.shapeFolded;
+  stats.counters["ifs_inlined"] = s.ifsInlined;
+  stats.counters["nodes_inlined"] = s.nodesInlined;
+  stats.counters["consts_created"] = s.constsCreated;
+  stats.counters["copies_created"] = s.copiesCreated;
+  stats.counters["consts_removed"] = s.constsRemoved;
+  for (const auto &[tag, count] : s.refused)
+    stats.counters["refused_" + tag] = count;
+  stats.counters["const_bytes_before"] = s.constBytesBefore;
+  stats.counters["const_bytes_after"] = s.constBytesAfter;
   return stats;
 }
 
@@ -61,6 +116,16 @@ PassStats runTensorMoveDeletePass(Module &m, PassContext &ctx) {
 // In pipeline order (midend-passes.md: -O1 ends with dce, -O2 adds cse and,
 // after it, tensor-move-delete).
 constexpr PassInfo kPasses[] = {
+    {kFoldConstantName,
+     "evaluate nodes whose inputs are constants (and Shape/Size of static shapes) with the "
+     "interpreter's kernels; inline an If with a constant condition (docs/passes/fold-constant.md)",
+     kExplicitOnly, runFoldConstantPass, NumericContract::Exact,
+     "fold-constant.max-elements=N: largest folded result in elements, unless the fold shrinks "
+     "the constant bytes (default 1048576)\n"
+     "fold-constant.fold-shape-ops=true|false: fold Shape/Size of any statically typed tensor "
+     "(default true)\n"
+     "fold-constant.inline-if=true|false: inline the taken branch of an If with a constant "
+     "condition (default true)"},
     {kDceName,
      "remove nodes whose results reach no output and that have no effect (docs/passes/dce.md)",
      kExplicitOnly, runDcePass, NumericContract::Exact},
@@ -71,7 +136,9 @@ constexpr PassInfo kPasses[] = {
     {kTensorMoveDeleteName,
      "delete TensorMove copies proven redundant (scenarios 1-5, Rules 1-5 of "
      "docs/passes/tensor-move-delete.md)",
-     3, runTensorMoveDeletePass, NumericContract::Exact},
+     3, runTensorMoveDeletePass, NumericContract::Exact,
+     "tensor_move_delete.conservative=true|false: decide like the reference design, no "
+     "extension (default false)"},
 };
 
 std::string knownPasses() {

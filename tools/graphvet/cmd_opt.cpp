@@ -15,6 +15,7 @@
 #include <iostream>
 #include <iterator>
 #include <memory>
+#include <set>
 #include <sstream>
 
 namespace graphvet::cli {
@@ -92,9 +93,16 @@ std::string statsText(const PipelineResult &result) {
   std::string out;
   for (const auto &[pass, stats] : result.stats) {
     out += pass + ":";
+    std::set<std::string> shown;
     for (const char *key : {"tensor_moves", "deleted", "kept", "ctrl_edges_added"})
-      if (auto it = stats.counters.find(key); it != stats.counters.end())
+      if (auto it = stats.counters.find(key); it != stats.counters.end()) {
         out += " " + std::string(key) + "=" + std::to_string(it->second);
+        shown.insert(key);
+      }
+    // The other passes' counters, sorted by name.
+    for (const auto &[key, value] : stats.counters)
+      if (!shown.count(key))
+        out += " " + key + "=" + std::to_string(value);
     out += "\n";
   }
   if (out.empty())
@@ -247,11 +255,18 @@ int runOpt(const OptOptions &opts) {
 std::string passTable() {
   std::string out = "Passes (in pipeline order; -O<level> runs those with level <= it; the "
                     "numeric contract graphvet check holds each to):\n";
-  for (const PassInfo &p : allPasses())
+  for (const PassInfo &p : allPasses()) {
     out += "  " + std::string(p.name) + "  [" +
            (p.minLevel == kExplicitOnly ? std::string("--passes only")
                                         : "O" + std::to_string(p.minLevel)) +
            ", " + std::string(contractName(p.contract)) + "]  " + std::string(p.summary) + "\n";
+    // One line per option the pass reads from the module (--option KEY=VALUE).
+    for (std::string_view rest = p.options; !rest.empty();) {
+      size_t nl = rest.find('\n');
+      out += "      --option " + std::string(rest.substr(0, nl)) + "\n";
+      rest = nl == std::string_view::npos ? std::string_view{} : rest.substr(nl + 1);
+    }
+  }
   return out;
 }
 

@@ -1,0 +1,84 @@
+// The parts of the fold-constant pass shared by its files: what one
+// attempt on a node decides (nothing, a refusal, or values to materialize),
+// the environment the parts work in, and the entry points of each part.
+#pragma once
+
+#include "ir/tensor.h"
+#include "ir/types.h"
+#include "passes/fold_constant.h"
+
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace graphvet::fold {
+
+inline constexpr std::string_view kPass = kFoldConstantName;
+
+/// A candidate the pass will not fold: a stable tag and the reason.
+struct Refusal {
+  std::string tag;
+  std::string why;
+};
+
+/// Values computed for a node: one per output (outputs without consumers
+/// are left empty-typed and never materialized).
+struct Folded {
+  std::vector<Tensor> values;
+  std::string how; ///< for the remark: "evaluated Add", "shape of x"
+};
+
+/// monostate: the node is not a candidate (some input is not a constant);
+/// no remark is made.
+using Outcome = std::variant<std::monostate, Refusal, Folded>;
+
+struct Env {
+  Module &m;
+  const FoldConstantOptions &options;
+  std::vector<Remark> *remarks;
+  FoldConstantStats &stats;
+  /// Types of the module as it was when last inferred; new Consts carry
+  /// their type in their value, and `typesStale` is set when an inlined
+  /// branch moved nodes (their ids change), so the next Shape/Size query
+  /// infers again.
+  ModuleTypes types;
+  bool typesStale = true;
+
+  void remark(GraphId g, NodeId n, std::string decision, std::string tag, std::string message);
+  /// The static type of port `p` of graph `g` (nullptr when unknown).
+  const TensorType *typeOf(GraphId g, OutPort p);
+};
+
+/// The value of the `Const` feeding `src`, when it has a tensor literal.
+const Tensor *constantValue(const Graph &g, const std::optional<OutPort> &src);
+
+/// evaluate.cpp: a numeric node whose connected inputs are all valued
+/// Consts, evaluated with its kernel under the refusal rules.
+Outcome tryEvaluate(Env &env, GraphId g, NodeId n);
+
+/// shape.cpp: `Shape`/`Size` of a statically typed input (any producer).
+Outcome tryShape(Env &env, GraphId g, NodeId n);
+
+/// surgery.cpp: replaces node `n` by one Const per consumed output (named
+/// after the node, deterministically), moves its control edges to them, and
+/// removes the Const inputs left without any use. Returns the new Consts
+/// (each followed by its Identity copy when a NetOutput reads it).
+std::vector<NodeId> replaceWithConstants(Env &env, GraphId g, NodeId n, Folded folded);
+/// Removes `c` when it is a valued Const with no consumer and no control
+/// edge (counted in constsRemoved).
+void removeIfUnusedConstant(Env &env, GraphId g, NodeId c);
+/// A node name not yet used in `g`: `base`, else `base_1`, `base_2`, ...
+std::string uniqueName(const Graph &g, const std::string &base);
+/// Bytes of the valued Consts feeding `n` whose every use is `n` (what a
+/// fold of `n` frees).
+int64_t bytesFreedByFolding(const Graph &g, const Node &n);
+
+/// if_inline.cpp: when `n` is an If whose condition is a constant, moves
+/// the taken branch's nodes into `g` (appended to `moved`, in the branch's
+/// topological order), rewires the If's outputs and removes the If and its
+/// subgraphs. Returns the decision (monostate: not a candidate).
+std::variant<std::monostate, Refusal, std::string> tryInlineIf(Env &env, GraphId g, NodeId n,
+                                                               std::vector<NodeId> &moved);
+
+} // namespace graphvet::fold
