@@ -20,11 +20,12 @@ namespace graphvet {
 
 inline constexpr std::string_view kFoldConstantName = "fold-constant";
 /// Module option overriding FoldConstantOptions::maxElements
-/// (`--option fold-constant.max-elements=N`).
-inline constexpr std::string_view kFoldConstantMaxElementsOption = "fold-constant.max-elements";
+/// (`--option fold_constant.max_elements=N`; option keys are identifiers, so
+/// underscores, as tensor_move_delete.conservative).
+inline constexpr std::string_view kFoldConstantMaxElementsOption = "fold_constant.max_elements";
 /// Module options overriding foldShapeOps and inlineIf (`true` / `false`).
-inline constexpr std::string_view kFoldConstantShapeOpsOption = "fold-constant.fold-shape-ops";
-inline constexpr std::string_view kFoldConstantInlineIfOption = "fold-constant.inline-if";
+inline constexpr std::string_view kFoldConstantShapeOpsOption = "fold_constant.fold_shape_ops";
+inline constexpr std::string_view kFoldConstantInlineIfOption = "fold_constant.inline_if";
 
 struct FoldConstantOptions {
   /// Largest folded result, in elements (all materialized outputs of one

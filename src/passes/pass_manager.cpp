@@ -120,11 +120,11 @@ constexpr PassInfo kPasses[] = {
      "evaluate nodes whose inputs are constants (and Shape/Size of static shapes) with the "
      "interpreter's kernels; inline an If with a constant condition (docs/passes/fold-constant.md)",
      kExplicitOnly, runFoldConstantPass, NumericContract::Exact,
-     "fold-constant.max-elements=N: largest folded result in elements, unless the fold shrinks "
+     "fold_constant.max_elements=N: largest folded result in elements, unless the fold shrinks "
      "the constant bytes (default 1048576)\n"
-     "fold-constant.fold-shape-ops=true|false: fold Shape/Size of any statically typed tensor "
+     "fold_constant.fold_shape_ops=true|false: fold Shape/Size of any statically typed tensor "
      "(default true)\n"
-     "fold-constant.inline-if=true|false: inline the taken branch of an If with a constant "
+     "fold_constant.inline_if=true|false: inline the taken branch of an If with a constant "
      "condition (default true)"},
     {kDceName,
      "remove nodes whose results reach no output and that have no effect (docs/passes/dce.md)",

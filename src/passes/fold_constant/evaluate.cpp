@@ -89,9 +89,6 @@ Outcome tryEvaluate(Env &env, GraphId gid, NodeId id) {
       continue;
     anyInput = true;
     if (const Tensor *v = constantValue(g, src)) {
-      if (constantIsWritten(g, *src))
-        return Refusal{"written-constant",
-                       fmt::format("input {} is a constant that is written in place", i)};
       inputs[i] = v;
       continue;
     }
@@ -101,6 +98,10 @@ Outcome tryEvaluate(Env &env, GraphId gid, NodeId id) {
     }
     return std::monostate{};
   }
+  for (size_t i = 0; i < n.inputs.size(); ++i)
+    if (inputs[i] && constantIsWritten(g, *n.inputs[i]))
+      return Refusal{"written-constant",
+                     fmt::format("input {} is a constant that is written in place", i)};
   const OpInfo *op = numericDefinition(n);
   if (!anyInput && !op)
     return std::monostate{}; // a placeholder source op: nothing to fold from
