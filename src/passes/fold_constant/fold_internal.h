@@ -5,8 +5,10 @@
 
 #include "ir/tensor.h"
 #include "ir/types.h"
+#include "passes/buffer_analysis.h"
 #include "passes/fold_constant.h"
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <variant>
@@ -45,6 +47,12 @@ struct Env {
   ModuleTypes types;
   bool typesStale = true;
 
+  /// Subgraph-boundary tables for the buffer exploration of results; folds
+  /// keep them valid (they add and remove only ordinary nodes and Consts),
+  /// an inlined If makes them stale.
+  std::unique_ptr<ModuleIndex> index;
+  const ModuleIndex &moduleIndex();
+
   void remark(GraphId g, NodeId n, std::string decision, std::string tag, std::string message);
   /// The static type of port `p` of graph `g` (nullptr when unknown).
   const TensorType *typeOf(GraphId g, OutPort p);
@@ -59,6 +67,13 @@ Outcome tryEvaluate(Env &env, GraphId g, NodeId n);
 
 /// shape.cpp: `Shape`/`Size` of a statically typed input (any producer).
 Outcome tryShape(Env &env, GraphId g, NodeId n);
+
+/// surgery.cpp: why the results of `n` may not become weights: a consumer
+/// writes or scribbles on the result's buffer (directly, through a view, a
+/// ref output or a subgraph boundary), the buffer reaches a graph output
+/// other than through a NetOutput of `n`'s own graph (those get copies), or
+/// an op demanding contiguous inputs. nullopt: they may.
+std::optional<Refusal> resultRefusal(Env &env, GraphId g, NodeId n);
 
 /// surgery.cpp: replaces node `n` by one Const per consumed output (named
 /// after the node, deterministically), moves its control edges to them, and

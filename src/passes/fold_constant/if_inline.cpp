@@ -191,6 +191,7 @@ std::variant<std::monostate, Refusal, std::string> tryInlineIf(Env &env, GraphId
     if (src)
       removeIfUnusedConstant(env, gid, src->node);
   env.typesStale = true;
+  env.index.reset(); // moved holders and removed branches change the tables
   env.stats.nodesInlined += static_cast<int64_t>(newId.size());
   return fmt::format("inlined the {} branch {} of {} (condition {}): {} node(s) moved",
                      takeThen ? "then" : "else", branch.name, ifName, takeThen ? "true" : "false",

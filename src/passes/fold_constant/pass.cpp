@@ -102,6 +102,10 @@ private:
       if (auto *refusal = std::get_if<Refusal>(&outcome)) {
         refuse(gid, id, *refusal);
       } else if (auto *folded = std::get_if<Folded>(&outcome)) {
+        if (std::optional<Refusal> r = resultRefusal(env_, gid, id)) {
+          refuse(gid, id, *r);
+          continue;
+        }
         std::string name = n.name, how = folded->how;
         std::string what = describe(*folded, n);
         std::vector<NodeId> consts = replaceWithConstants(env_, gid, id, std::move(*folded));
@@ -145,7 +149,7 @@ FoldConstantStats runFoldConstant(Module &m, const FoldConstantOptions &options,
                                   std::vector<Remark> *remarks) {
   FoldConstantStats stats;
   stats.constBytesBefore = fold::constantBytes(m);
-  fold::Env env{m, options, remarks, stats, {}, true};
+  fold::Env env{m, options, remarks, stats, {}, true, nullptr};
   fold::Driver(env).run();
   stats.constBytesAfter = fold::constantBytes(m);
   return stats;

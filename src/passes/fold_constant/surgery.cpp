@@ -48,6 +48,53 @@ int64_t bytesFreedByFolding(const Graph &g, const Node &n) {
   return freed;
 }
 
+const ModuleIndex &Env::moduleIndex() {
+  if (!index)
+    index = std::make_unique<ModuleIndex>(m);
+  return *index;
+}
+
+std::optional<Refusal> resultRefusal(Env &env, GraphId gid, NodeId id) {
+  // As tensor-move-delete and cse: at most 2^16 slots per exploration.
+  constexpr size_t kBudget = size_t{1} << 16;
+  const Graph &g = env.m.graph(gid);
+  const Node &n = g.node(id);
+  for (uint32_t k = 0; k < n.numOutputs; ++k) {
+    std::vector<SlotRef> slots;
+    for (const InPort &use : n.consumers[k])
+      if (opKind(g.node(use.node)) != OpKind::NetOutput) // those read a copy
+        slots.push_back(SlotRef{gid, use});
+    if (slots.empty())
+      continue;
+    BufferUses uses = exploreUses(env.m, env.moduleIndex(), slots, kBudget);
+    if (uses.overBudget)
+      return Refusal{"budget", fmt::format("the uses of output {} exceed the exploration budget "
+                                           "of {} slots",
+                                           k, kBudget)};
+    if (writes(uses.access)) {
+      std::string by = uses.writers.empty() ? std::string("a consumer")
+                                            : env.m.qualifiedName(uses.writers.front().graph,
+                                                                  uses.writers.front().node);
+      return Refusal{"written-result",
+                     fmt::format("output {} is written in place by {}, which a weight must "
+                                 "never be",
+                                 k, by)};
+    }
+    if (!uses.rootOutputs.empty())
+      return Refusal{"output-alias", fmt::format("output {} reaches graph output {} through a "
+                                                 "view or subgraph, which a weight must not",
+                                                 k, *uses.rootOutputs.begin())};
+    if (!uses.continuousUsers.empty())
+      return Refusal{"continuous",
+                     fmt::format("output {} feeds {}, which needs contiguous inputs (a weight "
+                                 "cannot be placed there)",
+                                 k,
+                                 env.m.qualifiedName(uses.continuousUsers.front().graph,
+                                                     uses.continuousUsers.front().node))};
+  }
+  return std::nullopt;
+}
+
 void removeIfUnusedConstant(Env &env, GraphId gid, NodeId c) {
   Graph &g = env.m.graph(gid);
   const Node &node = g.node(c);
