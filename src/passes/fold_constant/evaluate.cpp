@@ -13,15 +13,6 @@
 namespace graphvet::fold {
 namespace {
 
-/// `no_need_constant_folding` (any value) and `_cannot_be_deleted = true`
-/// keep a node as it is, as for dce and cse.
-bool isReserved(const Node &n) {
-  if (n.attr("no_need_constant_folding"))
-    return true;
-  const AttrValue *v = n.attr("_cannot_be_deleted");
-  return v && ((v->isBool() && v->asBool()) || (v->isString() && v->asString() == "true"));
-}
-
 /// A memory effect of the node itself: in-place writes, scribbles, outputs
 /// bound to a variable.
 std::optional<Refusal> effectOf(const Node &n) {
@@ -64,6 +55,13 @@ bool constantIsWritten(const Graph &g, const OutPort &src) {
 }
 
 } // namespace
+
+bool isReserved(const Node &n) {
+  if (n.attr("no_need_constant_folding"))
+    return true;
+  const AttrValue *v = n.attr("_cannot_be_deleted");
+  return v && ((v->isBool() && v->asBool()) || (v->isString() && v->asString() == "true"));
+}
 
 const Tensor *constantValue(const Graph &g, const std::optional<OutPort> &src) {
   if (!src)

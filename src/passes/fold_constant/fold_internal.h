@@ -58,6 +58,10 @@ struct Env {
   const TensorType *typeOf(GraphId g, OutPort p);
 };
 
+/// `no_need_constant_folding` (any value) and `_cannot_be_deleted = true`
+/// keep a node as it is, as for dce and cse.
+bool isReserved(const Node &n);
+
 /// The value of the `Const` feeding `src`, when it has a tensor literal.
 const Tensor *constantValue(const Graph &g, const std::optional<OutPort> &src);
 

@@ -64,7 +64,7 @@ std::variant<std::monostate, Refusal, std::string> tryInlineIf(Env &env, GraphId
   const Tensor *cond = constantValue(parent, ifn.inputs[0]);
   if (!cond)
     return std::monostate{};
-  if (ifn.attr("no_need_constant_folding"))
+  if (isReserved(ifn))
     return Refusal{"reserved", "a reserved attribute forbids folding it"};
   if (cond->bytes().empty())
     return Refusal{"if-empty-condition", "the condition has no element"};

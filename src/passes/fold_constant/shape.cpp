@@ -19,7 +19,7 @@ Outcome tryShape(Env &env, GraphId gid, NodeId id) {
   if ((n.type != "Shape" && n.type != "Size") || !numericDefinition(n) || n.inputs.size() != 1 ||
       !n.inputs[0])
     return std::monostate{};
-  if (n.attr("no_need_constant_folding"))
+  if (isReserved(n))
     return Refusal{"reserved", "a reserved attribute forbids folding it"};
   const OutPort src = *n.inputs[0];
   const TensorType *type = nullptr;
