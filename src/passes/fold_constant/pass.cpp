@@ -120,7 +120,7 @@ private:
     }
   }
 
-  /// `f32[2] {…}` style summary of the new constants' types.
+  /// "Const f32[2], f32[2]": the types of the Consts that replace the node.
   static std::string describe(const Folded &f, const Node &n) {
     std::string s;
     for (size_t k = 0; k < f.values.size(); ++k) {
