@@ -1,8 +1,10 @@
 // fold-constant, evaluation: a numeric node whose connected inputs are all
 // valued Consts is run through evaluateNode (the op's inference and the
 // interpreter's kernel, src/ir/op_def.h), unless a refusal rule applies.
-// The rules are checked before anything is evaluated, cheapest first, so a
-// refused node costs no kernel run.
+// A constant input is a valued Const of the node's graph, or one a branch or
+// call passes in through a subgraph Data (never a While's loop variable).
+// The rules are checked before anything is evaluated, so a refused node
+// costs no kernel run.
 #include "passes/fold_constant/fold_internal.h"
 
 #include "ir/op_def.h"
@@ -40,20 +42,6 @@ bool drawsRandom(const Node &n, const OpInfo &op, const std::vector<const Tensor
   return mode.size() == 0 || mode.isUndef(0) || mode.getBool(0);
 }
 
-/// True when some consumer of the Const behind `src` writes its buffer (a
-/// fault in the original, but its bytes are then not the literal's).
-bool constantIsWritten(const Graph &g, const OutPort &src) {
-  for (const InPort &use : g.consumers(src)) {
-    const Node &c = g.node(use.node);
-    if (isInputMutable(c))
-      return true;
-    for (uint32_t w : refWrittenInputs(c))
-      if (w == use.index)
-        return true;
-  }
-  return false;
-}
-
 } // namespace
 
 bool isReserved(const Node &n) {
@@ -61,6 +49,45 @@ bool isReserved(const Node &n) {
     return true;
   const AttrValue *v = n.attr("_cannot_be_deleted");
   return v && ((v->isBool() && v->asBool()) || (v->isString() && v->asString() == "true"));
+}
+
+std::optional<ConstantSource> constantSource(const Module &m, GraphId g,
+                                             std::optional<OutPort> src) {
+  // Each step leaves one graph for its parent, so the loop is bounded by
+  // the nesting depth.
+  for (size_t depth = 0; src && depth < m.numGraphs(); ++depth) {
+    const Graph &graph = m.graph(g);
+    if (const Tensor *v = constantValue(graph, src))
+      return ConstantSource{g, *src, v};
+    const Node &d = graph.node(src->node);
+    if (opKind(d) != OpKind::DataSource || graph.parentGraph == kNoGraph)
+      return std::nullopt;
+    const Node &holder = m.graph(graph.parentGraph).node(graph.parentNode);
+    OpKind kind = opKind(holder);
+    // A While's subgraph Data is a loop variable: it changes every iteration.
+    if (kind != OpKind::If && kind != OpKind::Case && kind != OpKind::Call)
+      return std::nullopt;
+    std::optional<int64_t> p = d.intAttr("_parent_node_index");
+    if (!p || *p < 0 || static_cast<size_t>(*p) >= holder.inputs.size())
+      return std::nullopt;
+    src = holder.inputs[static_cast<size_t>(*p)];
+    g = graph.parentGraph;
+  }
+  return std::nullopt;
+}
+
+std::optional<Refusal> writtenConstant(Env &env, const ConstantSource &c) {
+  constexpr size_t kBudget = size_t{1} << 16;
+  std::vector<SlotRef> slots = consumerSlots(env.m, PortRef{c.graph, c.port});
+  BufferUses uses = exploreUses(env.m, env.moduleIndex(), slots, kBudget);
+  if (uses.overBudget)
+    return Refusal{"budget", "the uses of an input constant exceed the exploration budget"};
+  if (writes(uses.access))
+    return Refusal{"written-constant",
+                   fmt::format("input constant {} is written in place (so it does not hold "
+                               "its literal)",
+                               env.m.qualifiedName(c.graph, c.port.node))};
+  return std::nullopt;
 }
 
 const Tensor *constantValue(const Graph &g, const std::optional<OutPort> &src) {
@@ -80,14 +107,16 @@ Outcome tryEvaluate(Env &env, GraphId gid, NodeId id) {
   // Every connected input must be a valued Const; a Variable read makes the
   // node a candidate only to explain why it stays.
   std::vector<const Tensor *> inputs(n.inputs.size(), nullptr);
+  std::vector<ConstantSource> sources;
   bool readsVariable = false, anyInput = false;
   for (size_t i = 0; i < n.inputs.size(); ++i) {
     const std::optional<OutPort> &src = n.inputs[i];
     if (!src)
       continue;
     anyInput = true;
-    if (const Tensor *v = constantValue(g, src)) {
-      inputs[i] = v;
+    if (std::optional<ConstantSource> c = constantSource(env.m, gid, src)) {
+      inputs[i] = c->value;
+      sources.push_back(*c);
       continue;
     }
     if (isVariableSource(g.node(src->node))) {
@@ -96,10 +125,9 @@ Outcome tryEvaluate(Env &env, GraphId gid, NodeId id) {
     }
     return std::monostate{};
   }
-  for (size_t i = 0; i < n.inputs.size(); ++i)
-    if (inputs[i] && constantIsWritten(g, *n.inputs[i]))
-      return Refusal{"written-constant",
-                     fmt::format("input {} is a constant that is written in place", i)};
+  for (const ConstantSource &c : sources)
+    if (std::optional<Refusal> r = writtenConstant(env, c))
+      return *r;
   const OpInfo *op = numericDefinition(n);
   if (!anyInput && !op)
     return std::monostate{}; // a placeholder source op: nothing to fold from

@@ -62,7 +62,23 @@ struct Env {
 /// keep a node as it is, as for dce and cse.
 bool isReserved(const Node &n);
 
-/// The value of the `Const` feeding `src`, when it has a tensor literal.
+/// A valued Const that an input reads: its graph, port and literal.
+struct ConstantSource {
+  GraphId graph;
+  OutPort port;
+  const Tensor *value;
+};
+/// The valued Const behind `src` (a port of graph `g`): a Const of `g`, or
+/// one the holder of `g` passes in through a subgraph Data — for If, Case
+/// and PartitionedCall, whose subgraph Data is the holder's input for the
+/// whole step; never a While's loop variable. nullopt otherwise.
+std::optional<ConstantSource> constantSource(const Module &m, GraphId g,
+                                             std::optional<OutPort> src);
+/// Refuses (`written-constant`) when something writes the Const's buffer
+/// in place, anywhere its memory reaches (views, subgraph boundaries).
+std::optional<Refusal> writtenConstant(Env &env, const ConstantSource &c);
+
+/// The value of the `Const` feeding `src` in its own graph, when it has a tensor literal.
 const Tensor *constantValue(const Graph &g, const std::optional<OutPort> &src);
 
 /// evaluate.cpp: a numeric node whose connected inputs are all valued

@@ -61,11 +61,14 @@ std::variant<std::monostate, Refusal, std::string> tryInlineIf(Env &env, GraphId
   const Node &ifn = parent.node(id);
   if (opKind(ifn) != OpKind::If || ifn.subgraphs.size() != 2 || ifn.inputs.empty())
     return std::monostate{};
-  const Tensor *cond = constantValue(parent, ifn.inputs[0]);
-  if (!cond)
+  std::optional<ConstantSource> condSource = constantSource(m, gid, ifn.inputs[0]);
+  if (!condSource)
     return std::monostate{};
+  const Tensor *cond = condSource->value;
   if (isReserved(ifn))
     return Refusal{"reserved", "a reserved attribute forbids folding it"};
+  if (std::optional<Refusal> r = writtenConstant(env, *condSource))
+    return *r;
   if (cond->bytes().empty())
     return Refusal{"if-empty-condition", "the condition has no element"};
   if (cond->isUndef(0))

@@ -23,8 +23,8 @@ Outcome tryShape(Env &env, GraphId gid, NodeId id) {
     return Refusal{"reserved", "a reserved attribute forbids folding it"};
   const OutPort src = *n.inputs[0];
   const TensorType *type = nullptr;
-  if (const Tensor *v = constantValue(g, src))
-    type = &v->type();
+  if (std::optional<ConstantSource> c = constantSource(env.m, gid, src))
+    type = &c->value->type();
   else
     type = env.typeOf(gid, src);
   if (!type)
