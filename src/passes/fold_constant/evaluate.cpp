@@ -76,7 +76,10 @@ std::optional<ConstantSource> constantSource(const Module &m, GraphId g,
   return std::nullopt;
 }
 
-std::optional<Refusal> writtenConstant(Env &env, const ConstantSource &c) {
+namespace {
+
+/// The uncached exploration behind writtenConstant.
+std::optional<Refusal> exploreWrites(Env &env, const ConstantSource &c) {
   constexpr size_t kBudget = size_t{1} << 16;
   std::vector<SlotRef> slots = consumerSlots(env.m, PortRef{c.graph, c.port});
   BufferUses uses = exploreUses(env.m, env.moduleIndex(), slots, kBudget);
@@ -88,6 +91,17 @@ std::optional<Refusal> writtenConstant(Env &env, const ConstantSource &c) {
                                "its literal)",
                                env.m.qualifiedName(c.graph, c.port.node))};
   return std::nullopt;
+}
+
+} // namespace
+
+std::optional<Refusal> writtenConstant(Env &env, const ConstantSource &c) {
+  auto key = std::make_pair(c.graph, c.port);
+  if (auto it = env.writtenCache.find(key); it != env.writtenCache.end())
+    return it->second;
+  std::optional<Refusal> answer = exploreWrites(env, c);
+  env.writtenCache.emplace(key, answer);
+  return answer;
 }
 
 const Tensor *constantValue(const Graph &g, const std::optional<OutPort> &src) {

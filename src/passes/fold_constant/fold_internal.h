@@ -8,9 +8,11 @@
 #include "passes/buffer_analysis.h"
 #include "passes/fold_constant.h"
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -40,18 +42,22 @@ struct Env {
   const FoldConstantOptions &options;
   std::vector<Remark> *remarks;
   FoldConstantStats &stats;
-  /// Types of the module as it was when last inferred; new Consts carry
-  /// their type in their value, and `typesStale` is set when an inlined
-  /// branch moved nodes (their ids change), so the next Shape/Size query
-  /// infers again.
+  /// Types of the module, inferred at the first Shape/Size query. New
+  /// Consts carry their type in their value; nodes an inlined branch moves
+  /// get their branch types under their new ids (if_inline.cpp).
   ModuleTypes types;
   bool typesStale = true;
 
-  /// Subgraph-boundary tables for the buffer exploration of results; folds
-  /// keep them valid (they add and remove only ordinary nodes and Consts),
-  /// an inlined If makes them stale.
+  /// Subgraph-boundary tables for the buffer explorations; folds keep them
+  /// valid (they add and remove only ordinary nodes and Consts), and so does
+  /// inlining unless it moves a node holding subgraphs.
   std::unique_ptr<ModuleIndex> index;
   const ModuleIndex &moduleIndex();
+  /// writtenConstant's answer per constant port. The pass never adds a
+  /// writer (folds add Consts and copies; an inlined branch has no effect),
+  /// so an answer stays true for the rest of the run; caching it keeps a
+  /// constant shared by many nodes from being explored once per reader.
+  std::map<std::pair<GraphId, OutPort>, std::optional<Refusal>> writtenCache;
 
   void remark(GraphId g, NodeId n, std::string decision, std::string tag, std::string message);
   /// The static type of port `p` of graph `g` (nullptr when unknown).

@@ -193,8 +193,24 @@ std::variant<std::monostate, Refusal, std::string> tryInlineIf(Env &env, GraphId
   for (const std::optional<OutPort> &src : ifInputs)
     if (src)
       removeIfUnusedConstant(env, gid, src->node);
-  env.typesStale = true;
-  env.index.reset(); // moved holders and removed branches change the tables
+  // A moved node keeps the type it had in the branch (typed from the same
+  // If inputs), so the module's types stay valid without a new inference.
+  bool movedHolder = false;
+  for (const auto &[b, c] : newId) {
+    movedHolder = movedHolder || !parent.node(c).subgraphs.empty();
+    if (env.typesStale)
+      continue;
+    std::vector<std::vector<TensorType>> &ports = env.types.ports[gid];
+    const std::vector<std::vector<TensorType>> &from = env.types.ports[taken];
+    if (ports.size() <= c)
+      ports.resize(c + 1);
+    if (b < from.size())
+      ports[c] = from[b];
+  }
+  // The boundary tables key control-flow holders by graph and id: a moved
+  // holder needs them rebuilt. Moving other nodes leaves them valid.
+  if (movedHolder)
+    env.index.reset();
   env.stats.nodesInlined += static_cast<int64_t>(newId.size());
   return fmt::format("inlined the {} branch {} of {} (condition {}): {} node(s) moved",
                      takeThen ? "then" : "else", branch.name, ifName, takeThen ? "true" : "false",

@@ -149,7 +149,7 @@ FoldConstantStats runFoldConstant(Module &m, const FoldConstantOptions &options,
                                   std::vector<Remark> *remarks) {
   FoldConstantStats stats;
   stats.constBytesBefore = fold::constantBytes(m);
-  fold::Env env{m, options, remarks, stats, {}, true, nullptr};
+  fold::Env env{m, options, remarks, stats, {}, true, nullptr, {}};
   fold::Driver(env).run();
   stats.constBytesAfter = fold::constantBytes(m);
   return stats;
