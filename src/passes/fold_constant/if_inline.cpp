@@ -69,6 +69,13 @@ std::variant<std::monostate, Refusal, std::string> tryInlineIf(Env &env, GraphId
     return Refusal{"reserved", "a reserved attribute forbids folding it"};
   if (std::optional<Refusal> r = writtenConstant(env, *condSource))
     return *r;
+  // An output the memory plan binds to a variable or an input (rather than
+  // to the taken branch's result) has no place to go once the If is gone.
+  for (uint32_t k = 0; k < ifn.numOutputs; ++k)
+    if (refVarSrcName(ifn, k) || aliasedInput(ifn, k))
+      return Refusal{"if-rebound", fmt::format("output {} is bound to a variable or an input, "
+                                               "not to the branch result",
+                                               k)};
   if (cond->bytes().empty())
     return Refusal{"if-empty-condition", "the condition has no element"};
   if (cond->isUndef(0))
