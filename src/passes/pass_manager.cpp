@@ -5,6 +5,7 @@
 #include "ir/verifier.h"
 #include "passes/cse.h"
 #include "passes/dce.h"
+#include "passes/fold_constant.h"
 #include "passes/reuse_options.h"
 #include "passes/simplify/simplify.h"
 #include "passes/tensor_move_delete.h"
@@ -12,6 +13,7 @@
 #include <algorithm>
 #include <set>
 #include <tuple>
+#include <charconv>
 
 namespace graphvet {
 namespace {
@@ -41,6 +43,58 @@ PassStats runSimplifyPass(Module &m, PassContext &ctx) {
   stats.counters["bound_reached"] = s.boundReached ? 1 : 0;
   for (const auto &[rule, count] : s.perRule)
     stats.counters["rule." + rule] = count;
+  return stats;
+}
+
+void optionWarning(Module &m, const std::string &key, const std::string &expected,
+                   Diagnostics &warnings) {
+  Diagnostic d;
+  if (auto loc = m.optionLocs.find(key); loc != m.optionLocs.end())
+    d.loc = loc->second;
+  d.severity = Severity::Warning;
+  d.message = "option " + key + " = \"" + m.options[key] + "\": expected " + expected +
+              "; the option is ignored";
+  warnings.push_back(std::move(d));
+}
+
+/// A `true`/`false` module option; absent or malformed (warned) keeps `value`.
+void readBoolOption(Module &m, std::string_view key, bool &value, Diagnostics &warnings) {
+  auto it = m.options.find(std::string(key));
+  if (it == m.options.end())
+    return;
+  if (it->second == "true" || it->second == "false")
+    value = it->second == "true";
+  else
+    optionWarning(m, it->first, "true or false", warnings);
+}
+
+PassStats runFoldConstantPass(Module &m, PassContext &ctx) {
+  FoldConstantOptions options;
+  if (auto it = m.options.find(std::string(kFoldConstantMaxElementsOption));
+      it != m.options.end()) {
+    const std::string &text = it->second;
+    int64_t value = -1;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec == std::errc() && end == text.data() + text.size() && value >= 0)
+      options.maxElements = value;
+    else
+      optionWarning(m, it->first, "a non-negative decimal integer", ctx.warnings);
+  }
+  readBoolOption(m, kFoldConstantShapeOpsOption, options.foldShapeOps, ctx.warnings);
+  readBoolOption(m, kFoldConstantInlineIfOption, options.inlineIf, ctx.warnings);
+  FoldConstantStats s = runFoldConstant(m, options, &ctx.remarks);
+  PassStats stats;
+  stats.counters["folded"] = s.folded;
+  stats.counters["shape_folded"] = s.shapeFolded;
+  stats.counters["ifs_inlined"] = s.ifsInlined;
+  stats.counters["nodes_inlined"] = s.nodesInlined;
+  stats.counters["consts_created"] = s.constsCreated;
+  stats.counters["copies_created"] = s.copiesCreated;
+  stats.counters["consts_removed"] = s.constsRemoved;
+  for (const auto &[tag, count] : s.refused)
+    stats.counters["refused_" + tag] = count;
+  stats.counters["const_bytes_before"] = s.constBytesBefore;
+  stats.counters["const_bytes_after"] = s.constBytesAfter;
   return stats;
 }
 
@@ -90,6 +144,16 @@ constexpr PassInfo kPasses[] = {
      "rewrite redundant ops by the declarative rule table to a fixpoint "
      "(docs/passes/simplify.md)",
      1, runSimplifyPass, NumericContract::Exact},
+    {kFoldConstantName,
+     "evaluate nodes whose inputs are constants (and Shape/Size of static shapes) with the "
+     "interpreter's kernels; inline an If with a constant condition (docs/passes/fold-constant.md)",
+     1, runFoldConstantPass, NumericContract::Exact,
+     "fold_constant.max_elements=N: largest folded result in elements, unless the fold shrinks "
+     "the constant bytes (default 1048576)\n"
+     "fold_constant.fold_shape_ops=true|false: fold Shape/Size of any statically typed tensor "
+     "(default true)\n"
+     "fold_constant.inline_if=true|false: inline the taken branch of an If with a constant "
+     "condition (default true)"},
     {kDceName,
      "remove nodes whose results reach no output and that have no effect, unread subgraph "
      "results and unread call inputs (docs/passes/dce.md)",
@@ -101,7 +165,9 @@ constexpr PassInfo kPasses[] = {
     {kTensorMoveDeleteName,
      "delete TensorMove copies proven redundant (scenarios 1-5, Rules 1-5 of "
      "docs/passes/tensor-move-delete.md)",
-     2, runTensorMoveDeletePass, NumericContract::Exact},
+     2, runTensorMoveDeletePass, NumericContract::Exact,
+     "tensor_move_delete.conservative=true|false: decide like the reference design, no "
+     "extension (default false)"},
 };
 
 std::string knownPasses() {

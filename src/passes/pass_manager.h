@@ -67,6 +67,9 @@ struct PassInfo {
   /// What `graphvet check` demands of the pass's results (tensor-semantics.md
   /// §7): bit-exact, or within the derived bound of oracle/magnitude.h.
   NumericContract contract = NumericContract::Exact;
+  /// The module options (`--option KEY=VALUE`) the pass reads, one
+  /// "KEY=VALUE: meaning (default)" per line, for `graphvet opt --help`.
+  std::string_view options = {};
 };
 
 inline constexpr unsigned kMaxOptLevel = 3;

@@ -17,6 +17,7 @@
 #include <iterator>
 #include <map>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <vector>
 
@@ -316,11 +317,18 @@ int runOpt(const OptOptions &opts) {
 std::string passTable() {
   std::string out = "Passes (in pipeline order; -O<level> runs those with level <= it; the "
                     "numeric contract graphvet check holds each to):\n";
-  for (const PassInfo &p : allPasses())
+  for (const PassInfo &p : allPasses()) {
     out += "  " + std::string(p.name) + "  [" +
            (p.minLevel == kExplicitOnly ? std::string("--passes only")
                                         : "O" + std::to_string(p.minLevel)) +
            ", " + std::string(contractName(p.contract)) + "]  " + std::string(p.summary) + "\n";
+    // One line per option the pass reads from the module (--option KEY=VALUE).
+    for (std::string_view rest = p.options; !rest.empty();) {
+      size_t nl = rest.find('\n');
+      out += "      --option " + std::string(rest.substr(0, nl)) + "\n";
+      rest = nl == std::string_view::npos ? std::string_view{} : rest.substr(nl + 1);
+    }
+  }
   return out;
 }
 
