@@ -253,3 +253,72 @@ TEST(Shrinking, ReductionRespectsItsBudget) {
 
 } // namespace
 } // namespace graphvet::props
+
+namespace graphvet::props {
+namespace {
+
+/// The typed generator's campaign: the clean-up passes on typed graphs.
+CampaignOptions typedCampaign(unsigned jobs) {
+  CampaignOptions o = smallCampaign(jobs);
+  o.generator = CaseGenerator::Typed;
+  o.pipeline.passes = std::vector<std::string>{"simplify", "fold-constant", "dce", "cse"};
+  return o;
+}
+
+TEST(Campaign, TypedCampaignsAreSoundAndIndependentOfJobs) {
+  CampaignResult one = runCampaign(typedCampaign(1));
+  CampaignResult two = runCampaign(typedCampaign(2));
+  EXPECT_EQ(one.stats.cases, 150u);
+  EXPECT_EQ(one.stats.violations, 0u);
+  EXPECT_EQ(one.stats.invalid, 0u);
+  EXPECT_EQ(one.stats.rules, two.stats.rules);
+  // The passes decided something on these graphs (their remark tags).
+  size_t numericTags = 0;
+  for (const auto &[tag, count] : one.stats.rules)
+    numericTags += count > 0 && tag.find("tensor-move") == std::string::npos;
+  EXPECT_GT(numericTags, 0u);
+  EXPECT_EQ(one.stats.tensorMoves, 0u); // typed graphs have no TensorMoves
+}
+
+TEST(Campaign, MixedCampaignsDrawFromBothGenerators) {
+  CampaignOptions o = smallCampaign(1);
+  o.generator = CaseGenerator::Mixed;
+  CampaignResult r = runCampaign(o);
+  EXPECT_EQ(r.stats.cases, 150u);
+  EXPECT_GT(r.stats.tensorMoves, 0u); // the even cases are memory graphs
+  EXPECT_EQ(parseCaseGenerator("typed"), CaseGenerator::Typed);
+  EXPECT_EQ(parseCaseGenerator("bogus"), std::nullopt);
+  EXPECT_EQ(caseGeneratorName(CaseGenerator::Mixed), "mixed");
+}
+
+bool hasCastOfCast(const Module &m) {
+  const Graph &g = m.root();
+  for (NodeId n : g.nodesOfType("Cast")) {
+    const auto &in = g.node(n).inputs;
+    if (!in.empty() && in[0] && g.node(in[0]->node).type == "Cast")
+      return true;
+  }
+  return false;
+}
+
+TEST(Shrinking, TypedRecipeShrinkingKeepsTheFailureAndGetsSmall) {
+  // A synthetic failure: "the graph has a Cast of a Cast". The typed
+  // recipe's shrink tree must keep it while dropping everything else.
+  uint64_t seed = 0;
+  for (uint64_t s = 1; s < 3000 && seed == 0; ++s)
+    if (hasCastOfCast(generateTypedModule(s).module))
+      seed = s;
+  ASSERT_NE(seed, 0u);
+  rc::Shrinkable<TypedRecipe> start = generateTypedRecipe(seed);
+  TypedRecipeShrinkResult r = shrinkTypedRecipe(
+      start, [](const TypedRecipe &rec) { return hasCastOfCast(buildTypedModule(rec).module); },
+      5000);
+  Module m = buildTypedModule(r.recipe).module;
+  EXPECT_TRUE(hasCastOfCast(m));
+  EXPECT_FALSE(hasErrors(verifyModule(m)));
+  EXPECT_LE(countNodes(m), countNodes(buildTypedModule(start.value()).module));
+  EXPECT_LE(countNodes(m), 8u) << printModule(m);
+}
+
+} // namespace
+} // namespace graphvet::props

@@ -60,9 +60,15 @@ std::optional<Refusal> resultRefusal(Env &env, GraphId gid, NodeId id) {
   const Graph &g = env.m.graph(gid);
   const Node &n = g.node(id);
   for (uint32_t k = 0; k < n.numOutputs; ++k) {
+    // An output that views a constant input (a Reshape of a weight) shares
+    // the weight's buffer in the original: where it reaches a graph output,
+    // that output aliases the weight, which a folded copy would end (found
+    // by TypedPassProps.EveryPassIsSoundOnTypedGraphs). Its NetOutput uses
+    // count then; otherwise they read a copy of the new Const.
+    const bool viewsConstant = aliasedInput(n, k).has_value();
     std::vector<SlotRef> slots;
     for (const InPort &use : n.consumers[k])
-      if (opKind(g.node(use.node)) != OpKind::NetOutput) // those read a copy
+      if (viewsConstant || opKind(g.node(use.node)) != OpKind::NetOutput)
         slots.push_back(SlotRef{gid, use});
     if (slots.empty())
       continue;
@@ -80,6 +86,11 @@ std::optional<Refusal> resultRefusal(Env &env, GraphId gid, NodeId id) {
                                  "never be",
                                  k, by)};
     }
+    if (!uses.rootOutputs.empty() && viewsConstant)
+      return Refusal{"output-alias",
+                     fmt::format("output {} views a constant and reaches graph output {}: the "
+                                 "output aliases that weight, which a folded copy would not",
+                                 k, *uses.rootOutputs.begin())};
     if (!uses.rootOutputs.empty())
       return Refusal{"output-alias", fmt::format("output {} reaches graph output {} through a "
                                                  "view or subgraph, which a weight must not",
