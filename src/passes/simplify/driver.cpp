@@ -7,6 +7,8 @@
 #include "passes/simplify/match.h"
 #include "passes/simplify/simplify.h"
 
+#include <algorithm>
+
 #include <deque>
 #include <set>
 
@@ -162,6 +164,23 @@ private:
       if (match.binding.operands.count(name))
         if (std::optional<Refusal> r = safety.writtenOperand(gid, port))
           return r;
+    // A pattern whose result is a view (Reshape) of an inner pattern node:
+    // the result shares that node's buffer, which the replacement, built
+    // from the operands, does not. Where the inner result has a use outside
+    // the pattern (another graph output, a reader of the same memory), the
+    // sharing was observable and would end (found by the typed campaign:
+    // Reshape(Flatten(x)) with the Flatten also a graph output).
+    if (std::optional<size_t> depth = simplify::viewedInnerOp(rule.pattern)) {
+      NodeId inner = match.opNodes.at(*depth);
+      for (uint32_t k = 0; k < g.node(inner).numOutputs; ++k)
+        for (const InPort &use : g.consumers(OutPort{inner, k}))
+          if (std::find(match.opNodes.begin(), match.opNodes.end(), use.node) ==
+              match.opNodes.end())
+            return Refusal{"shared-view", "its result is a view of " + g.node(inner).name +
+                                              ", whose buffer is also used by " +
+                                              g.node(use.node).name +
+                                              "; the replacement would not share it"};
+    }
     // A replacement sharing an operand's buffer that the pattern did not
     // share: the result becomes an alias of the operand.
     std::string aliased = simplify::aliasedVar(rule.replacement);

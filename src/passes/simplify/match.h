@@ -58,6 +58,11 @@ std::optional<OutPort> buildReplacement(Graph &graph, const rewrite::Term &repla
 /// The variable whose buffer a term's value shares: the Var itself, or the
 /// data input of a Reshape (a view) chain down to a Var; empty otherwise.
 std::string aliasedVar(const rewrite::Term &t);
+/// When a pattern's value is a view (a Reshape chain) of an inner Op term:
+/// that term's index in Match::opNodes (the chain follows first arguments,
+/// which pre-order lists next). nullopt when the root is no view or the
+/// chain ends at a Var or Constant.
+std::optional<size_t> viewedInnerOp(const rewrite::Term &pattern);
 
 /// Why a rewrite may not happen (tag and words), from graph-level facts.
 struct Refusal {

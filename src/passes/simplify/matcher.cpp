@@ -90,4 +90,16 @@ std::string aliasedVar(const Term &t) {
   return {};
 }
 
+std::optional<size_t> viewedInnerOp(const Term &pattern) {
+  const Term *t = &pattern;
+  size_t depth = 0;
+  while (t->kind == Term::Kind::Op && t->op == "Reshape" && !t->args.empty()) {
+    t = &t->args[0];
+    ++depth;
+  }
+  if (depth == 0 || t->kind != Term::Kind::Op)
+    return std::nullopt;
+  return depth;
+}
+
 } // namespace graphvet::simplify
