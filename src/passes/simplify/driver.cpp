@@ -184,6 +184,21 @@ private:
     // A replacement sharing an operand's buffer that the pattern did not
     // share: the result becomes an alias of the operand.
     std::string aliased = simplify::aliasedVar(rule.replacement);
+    // The result then holds the bytes of the operand's buffer: where that
+    // buffer's size is not the operand's (a version-1 Reshape reinterprets
+    // its input under its own port description), a graph output or a reader
+    // would see another byte count (found by the mixed campaign:
+    // Identity(Reshape(TransData)) with an f16 producer and an f32 view).
+    if (!aliased.empty() && simplify::aliasedVar(rule.pattern) != aliased) {
+      OutPort x = match.ports.at(aliased);
+      std::optional<TraceStep> src = safety.bufferSource(gid, x);
+      const TensorType *xType = types.of(gid, x);
+      const TensorType *srcType = src ? types.of(src->graph, src->port) : nullptr;
+      if (!xType || !srcType || xType->byteSize() != srcType->byteSize())
+        return Refusal{"resized-view", "the operand's buffer does not have the operand's size "
+                                       "(a view reinterprets it), so forwarding would expose "
+                                       "another byte count"};
+    }
     if (!aliased.empty() && simplify::aliasedVar(rule.pattern) != aliased)
       if (std::optional<Refusal> r = safety.forwarding(gid, match.root, match.ports.at(aliased)))
         return r;

@@ -84,6 +84,9 @@ public:
   /// written, and a graph output it reaches would not alias a user input, a
   /// weight, a variable or another output; no contiguous-input op reads it.
   std::optional<Refusal> forwarding(GraphId g, OutPort r, OutPort x);
+  /// The port whose buffer `p` (graph `g`) shares through views and ref
+  /// outputs: `p` itself for a computed result; nullopt when the trace fails.
+  std::optional<TraceStep> bufferSource(GraphId g, OutPort p);
 
 private:
   const Module &m_;

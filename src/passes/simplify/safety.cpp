@@ -98,4 +98,11 @@ std::optional<Refusal> Safety::forwarding(GraphId g, OutPort r, OutPort x) {
   return std::nullopt;
 }
 
+std::optional<TraceStep> Safety::bufferSource(GraphId g, OutPort p) {
+  SourceTrace trace = traceSource(m_, index_, g, p, budget_);
+  if (trace.steps.empty())
+    return std::nullopt;
+  return trace.steps.back();
+}
+
 } // namespace graphvet::simplify

@@ -441,6 +441,22 @@ std::optional<Verdict> rule3SinglePath(Analysis &a, const SourceTrace &trace) {
         return keepFor("rule3-fan-out", "Rule 3: " + describe(m, step.graph, n.id) +
                                             " shares its memory with " +
                                             describe(m, step.graph, other));
+    // The converse of the holder check below: a subgraph Data whose holder
+    // also hands that input out through an aliasing output (`outK.reuse_input`
+    // on the call) has a second path to the same memory outside the
+    // subgraph. Found by the -O3 campaign once dce had removed the body's
+    // result (value-scenario2-4aac3eac: the copy's writer then wrote a graph
+    // output through the call's view).
+    if (step.graph != 0 && graph.parentNode != kNoNode)
+      if (auto p = n.intAttr("_parent_node_index"); p && *p >= 0 && *p <= INT32_MAX) {
+        const Node &holder = m.graph(graph.parentGraph).node(graph.parentNode);
+        for (uint32_t k = 0; k < holder.numOutputs; ++k)
+          if (aliasedInput(holder, k) == static_cast<uint32_t>(*p) && !holder.consumers[k].empty())
+            return keepFor("rule3-fan-out",
+                           "Rule 3: " + describe(m, graph.parentGraph, holder.id) + " output " +
+                               std::to_string(k) + " aliases its input " + std::to_string(*p) +
+                               ", which " + describe(m, step.graph, n.id) + " reads");
+      }
   }
   // A holder whose output aliases its input by attribute hands that input
   // to its subgraphs too (their Data for it): a use there is a path the
