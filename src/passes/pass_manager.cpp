@@ -8,12 +8,13 @@
 #include "passes/fold_constant.h"
 #include "passes/reuse_options.h"
 #include "passes/simplify/simplify.h"
+#include "passes/simplify_inference.h"
 #include "passes/tensor_move_delete.h"
 
 #include <algorithm>
+#include <charconv>
 #include <set>
 #include <tuple>
-#include <charconv>
 
 namespace graphvet {
 namespace {
@@ -107,6 +108,19 @@ PassStats runCsePass(Module &m, PassContext &ctx) {
   return stats;
 }
 
+PassStats runSimplifyInferencePass(Module &m, PassContext &ctx) {
+  SimplifyInferenceStats s = runSimplifyInference(m, SimplifyInferenceOptions{}, &ctx.remarks);
+  PassStats stats;
+  stats.counters["batch_norms"] = s.batchNorms;
+  stats.counters["instance_norms"] = s.instanceNorms;
+  stats.counters["layer_norms"] = s.layerNorms;
+  stats.counters["nodes_created"] = s.nodesCreated;
+  stats.counters["consts_removed"] = s.constsRemoved;
+  for (const auto &[tag, count] : s.refused)
+    stats.counters["refused_" + tag] = count;
+  return stats;
+}
+
 PassStats runTensorMoveDeletePass(Module &m, PassContext &ctx) {
   TensorMoveDeleteOptions options;
   options.grants = readReuseGrants(m.options, m.optionLocs, ctx.warnings);
@@ -137,7 +151,7 @@ PassStats runTensorMoveDeletePass(Module &m, PassContext &ctx) {
 }
 
 // In pipeline order (midend-passes.md): -O1 is simplify, fold-constant, dce;
-// -O2 adds cse and tensor-move-delete; -O3 adds the passes that change
+// -O2 adds cse, simplify-inference and tensor-move-delete; -O3 adds the passes that change
 // kernels (none yet, so -O3 runs what -O2 runs).
 constexpr PassInfo kPasses[] = {
     {kSimplifyName,
@@ -162,6 +176,11 @@ constexpr PassInfo kPasses[] = {
      "merge nodes with the same op, equal attributes and the same inputs "
      "(docs/passes/cse.md)",
      2, runCsePass, NumericContract::Exact},
+    {kSimplifyInferenceName,
+     "rewrite inference BatchNormalization (folded per-channel Mul and Add), "
+     "InstanceNormalization and LayerNormalization into element-wise arithmetic in the data's "
+     "dtype (docs/passes/simplify-inference.md)",
+     2, runSimplifyInferencePass, NumericContract::Approx},
     {kTensorMoveDeleteName,
      "delete TensorMove copies proven redundant (scenarios 1-5, Rules 1-5 of "
      "docs/passes/tensor-move-delete.md)",

@@ -1,0 +1,134 @@
+// simplify-inference, driver: walks every live graph in topological order,
+// asks the analysis about each normalization node, rewrites it or records
+// the refusal, and removes the statistics constants a rewrite left unused.
+#include "passes/simplify_inference.h"
+
+#include "ir/types.h"
+#include "passes/simplify_inference/internal.h"
+
+#include <fmt/format.h>
+#include <set>
+
+namespace graphvet {
+namespace {
+
+using simplify_inference::Refusal;
+
+class SimplifyInferencePass {
+public:
+  SimplifyInferencePass(Module &m, const SimplifyInferenceOptions &options,
+                        std::vector<Remark> *remarks)
+      : m_(m), options_(options), remarks_(remarks) {}
+
+  SimplifyInferenceStats run() {
+    Diagnostics ignored; // a node whose types are unknown is refused (unknown-type)
+    // Types are inferred once: a rewrite changes no type the later
+    // decisions read (the data inputs of other normalization nodes).
+    ModuleTypes types = inferModuleTypes(m_, ignored);
+    for (GraphId g : m_.canonicalGraphOrder())
+      runGraph(g, types);
+    return stats_;
+  }
+
+private:
+  void runGraph(GraphId gid, const ModuleTypes &types) {
+    Graph &g = m_.graph(gid);
+    std::optional<std::vector<NodeId>> order = g.topoOrder();
+    if (!order)
+      return;
+    for (NodeId id : *order) {
+      const Node &n = g.node(id);
+      if (!n.alive)
+        continue;
+      bool bn = n.type == "BatchNormalization" && options_.batchNorm;
+      bool in = n.type == "InstanceNormalization" && options_.instanceNorm;
+      bool ln = n.type == "LayerNormalization" && options_.layerNorm;
+      if (!bn && !in && !ln)
+        continue;
+      auto typeOf = [&](size_t k) -> const TensorType * {
+        return k < n.inputs.size() && n.inputs[k] ? types.of(gid, *n.inputs[k]) : nullptr;
+      };
+      const TensorType *xType = typeOf(0);
+      std::optional<Refusal> refusal = simplify_inference::commonRefusal(g, n, xType);
+      if (refusal) {
+        refuse(g, n, *refusal);
+        continue;
+      }
+      if (bn) {
+        simplify_inference::BatchNormPlan plan;
+        if ((refusal = simplify_inference::planBatchNorm(g, n, *xType, plan))) {
+          refuse(g, n, *refusal);
+          continue;
+        }
+        std::vector<std::optional<OutPort>> inputs = n.inputs;
+        note(g, n, "batch-norm",
+             fmt::format("rewrote {} into Mul and Add by folded per-channel constants ({})", n.name,
+                         dtypeName(xType->dtype)));
+        stats_.nodesCreated += simplify_inference::rewriteBatchNorm(g, id, std::move(plan));
+        ++stats_.batchNorms;
+        removeUnusedConstants(g, inputs);
+        continue;
+      }
+      simplify_inference::NormPlan plan;
+      refusal = in ? simplify_inference::planInstanceNorm(g, n, *xType, plan)
+                   : simplify_inference::planLayerNorm(g, n, *xType, typeOf(1), typeOf(2), plan);
+      if (refusal) {
+        refuse(g, n, *refusal);
+        continue;
+      }
+      std::string axes;
+      for (int64_t a : plan.axes)
+        axes += (axes.empty() ? "" : ", ") + std::to_string(a);
+      note(g, n, in ? "instance-norm" : "layer-norm",
+           fmt::format("rewrote {} into ReduceMean over axes [{}] and element-wise steps ({})",
+                       n.name, axes, dtypeName(xType->dtype)));
+      stats_.nodesCreated += simplify_inference::rewriteNorm(g, id, plan);
+      ++(in ? stats_.instanceNorms : stats_.layerNorms);
+    }
+  }
+
+  void removeUnusedConstants(Graph &g, const std::vector<std::optional<OutPort>> &inputs) {
+    std::set<NodeId> seen;
+    for (const std::optional<OutPort> &src : inputs) {
+      if (!src || !seen.insert(src->node).second)
+        continue;
+      const Node &c = g.node(src->node);
+      if (!c.alive || c.type != "Const" || !c.ctrlIn.empty() || !c.ctrlOut.empty())
+        continue;
+      bool used = false;
+      for (uint32_t k = 0; k < c.numOutputs; ++k)
+        used = used || !c.consumers[k].empty();
+      if (used)
+        continue;
+      g.removeNode(src->node);
+      ++stats_.constsRemoved;
+    }
+  }
+
+  void note(const Graph &g, const Node &n, std::string rule, std::string message) {
+    if (remarks_)
+      remarks_->push_back(nodeRemark(kSimplifyInferenceName, g, n, "rewritten", std::move(rule),
+                                     std::move(message)));
+  }
+
+  void refuse(const Graph &g, const Node &n, const Refusal &r) {
+    ++stats_.refused[r.tag];
+    if (remarks_)
+      remarks_->push_back(nodeRemark(kSimplifyInferenceName, g, n, "kept", r.tag,
+                                     fmt::format("kept {}: {}", n.name, r.why)));
+  }
+
+  Module &m_;
+  const SimplifyInferenceOptions &options_;
+  std::vector<Remark> *remarks_;
+  SimplifyInferenceStats stats_;
+};
+
+} // namespace
+
+SimplifyInferenceStats runSimplifyInference(Module &m, const SimplifyInferenceOptions &options,
+                                            std::vector<Remark> *remarks) {
+  return SimplifyInferencePass(m, options, remarks).run();
+}
+
+} // namespace graphvet
