@@ -19,12 +19,13 @@ graph root {
 )";
 
 TEST(PassManager, TableListsPassesAtTheirLevels) {
-  // midend-passes.md: -O1 simplify, fold-constant, dce; -O2 adds cse and
-  // tensor-move-delete.
+  // midend-passes.md: -O1 simplify, fold-constant, dce; -O2 adds cse,
+  // simplify-inference and tensor-move-delete.
   ASSERT_FALSE(allPasses().empty());
   for (auto [name, level] : {std::pair<const char *, unsigned>{"simplify", 1},
                              {"dce", 1},
                              {"cse", 2},
+                             {"simplify-inference", 2},
                              {"tensor-move-delete", 2}}) {
     const PassInfo *p = findPass(name);
     ASSERT_NE(p, nullptr) << name;

@@ -71,10 +71,12 @@ std::optional<Refusal> commonRefusal(const Graph &g, const Node &n, const Tensor
 
 std::optional<Refusal> planBatchNorm(const Graph &g, const Node &n, const TensorType &xType,
                                      BatchNormPlan &plan) {
-  if (n.intAttr("training_mode").value_or(0) != 0)
-    return Refusal{"training-mode", "training_mode = 1 normalizes by the batch's statistics"};
+  // Used running statistics first: they exist only in training mode, and
+  // the tag says which output keeps the node.
   if (anyConsumer(n, 1))
     return Refusal{"extra-outputs-used", "its running statistics outputs are used"};
+  if (n.intAttr("training_mode").value_or(0) != 0)
+    return Refusal{"training-mode", "training_mode = 1 normalizes by the batch's statistics"};
   int64_t rank = static_cast<int64_t>(xType.shape.size());
   if (rank < 2)
     return Refusal{"unknown-axis", "its data has no channel axis"};
