@@ -521,7 +521,9 @@ struct Interpreter::Impl {
         uint32_t n = slots.empty() ? 0 : std::min(info(b).size, slots[0].size);
         if (n > 0) // (slots[0] does not exist for an Identity without inputs)
           std::copy_n(scratch.data() + slots[0].offset, n, dst);
-        if (b < shadows.size() && n == info(b).size && e.inputs[0] != kNoPort)
+        // (An Identity without inputs has no e.inputs[0]: nothing to carry.)
+        if (b < shadows.size() && n == info(b).size && !e.inputs.empty() &&
+            e.inputs[0] != kNoPort && bufferOf(e.inputs[0]) < shadows.size())
           shadows[b] = shadows[bufferOf(e.inputs[0])];
         std::fill(dst + n, dst + info(b).size, 0);
         if (undefInUse()) {
