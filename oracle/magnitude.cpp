@@ -424,10 +424,20 @@ std::vector<Magnitude> propagateMagnitudes(const Node &n, const OpInfo &op,
     if (row.rule == Rule::Gemm)
       for (const char *key : {"alpha", "beta"})
         absNode.attrs[key] = AttrValue::ofFloat(std::fabs(attrFloat(n, key, 1.0)));
-    const size_t keepVar[] = {4};
+    // Shape operands (Resize's scales, ...) keep their values: the kernel
+    // reads them as parameters (their dtype checked), not as terms; an f64
+    // magnitude in their place left Resize's parameters unset (a crash).
+    // Resize: every input after X is a parameter (roi, and scales at slot 1
+    // in the opset-10 form, which the shape-operand bits do not name).
+    std::vector<size_t> kept;
+    for (size_t i = 0; i < inputs.size() && i < 64; ++i)
+      if (((op.shapeOperands >> i) & 1) || (n.type == "Resize" && i > 0))
+        kept.push_back(i);
+    if (row.rule == Rule::BatchNorm)
+      kept.push_back(4);
     auto ts = row.rule == Rule::BatchNorm
-                  ? kernelOnMagnitudes(absNode, kernel, inputs, shadows, outputs, 3, keepVar)
-                  : kernelOnMagnitudes(absNode, kernel, inputs, shadows, outputs);
+                  ? kernelOnMagnitudes(absNode, kernel, inputs, shadows, outputs, 3, kept)
+                  : kernelOnMagnitudes(absNode, kernel, inputs, shadows, outputs, -1, kept);
     if (!ts)
       break;
     fromTensors(*ts);
