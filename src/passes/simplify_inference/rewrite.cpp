@@ -13,11 +13,13 @@ namespace {
 std::string freshName(const Graph &g, const std::string &base) {
   if (g.find(base) == kNoNode)
     return base;
-  for (int i = 1;; ++i) { // bounded by the number of names in use
+  // Among capacity() + 1 suffixes one is free: fewer names are in use.
+  for (size_t i = 1; i <= g.capacity() + 1; ++i) {
     std::string candidate = fmt::format("{}_{}", base, i);
     if (g.find(candidate) == kNoNode)
       return candidate;
   }
+  return fmt::format("{}_{}", base, g.capacity() + 2); // unreachable
 }
 
 /// Adds nodes while remembering the removed node's location.
