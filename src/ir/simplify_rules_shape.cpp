@@ -419,11 +419,27 @@ void addReshapeRules(std::vector<Rule> &rules) {
         intern("a Reshape of a " + inner.name + " reshapes its input directly"),
         reshape.term(inner.term(var("x"), "1"), "2"),
         op("Reshape", {var("x"), anyConstant("s2")}, {attrVar("allowzero", "$z2")}),
-        "s2 has no 0 entry (or allowzero = 1 on the outer Reshape), and both ops are well typed",
+        "both ops are well typed, and s2 has no 0 entry, or allowzero = 1 on the outer "
+        "Reshape, or every 0 entry copies a dimension that x and the inner result share",
         [in, outer](const Binding &b) {
           auto s2 = constantInts(b, "s2");
           auto z2 = boundInt(b, "$z2", 0);
-          return s2 && z2 && (!hasZero(*s2) || *z2 == 1) && chainShape(*in, *outer, b);
+          if (!s2 || !z2 || !chainShape(*in, *outer, b))
+            return false;
+          if (!hasZero(*s2) || *z2 == 1)
+            return true;
+          // A 0 copies the dimension at its position: of F's result in the
+          // pattern, of x in the replacement; equal dimensions copy alike
+          // (and -1 then infers the same size from the same element count).
+          const TensorType *x = operandType(b, "x");
+          auto mid = x ? in->shape(b, x->shape, "1") : std::nullopt;
+          if (!mid)
+            return false;
+          for (size_t i = 0; i < s2->size(); ++i)
+            if ((*s2)[i] == 0 &&
+                (i >= x->shape.size() || i >= mid->size() || x->shape[i] != (*mid)[i]))
+              return false;
+          return true;
         },
         [in, outer] { return chainInstances(*in, *outer, nullptr); }});
   }
