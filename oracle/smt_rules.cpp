@@ -49,20 +49,6 @@ struct Elem {
 };
 using Port = std::vector<Elem>;
 
-/// Significand bits (implicit one included) of a float dtype.
-int significandBits(DType t) {
-  switch (t) {
-  case DType::F16:
-    return 11;
-  case DType::BF16:
-    return 8;
-  case DType::F32:
-    return 24;
-  default:
-    return 53;
-  }
-}
-
 unsigned widthOf(DType t) {
   return dtypeBytes(t) * 8;
 }

@@ -112,6 +112,20 @@ uint32_t dtypeBytes(DType t) {
 bool isFloat(DType t) {
   return t == DType::F16 || t == DType::BF16 || t == DType::F32 || t == DType::F64;
 }
+int significandBits(DType t) {
+  switch (t) {
+  case DType::F16:
+    return 11;
+  case DType::BF16:
+    return 8;
+  case DType::F32:
+    return 24;
+  case DType::F64:
+    return 53;
+  default:
+    return 0;
+  }
+}
 bool isInteger(DType t) {
   return t != DType::Bool && !isFloat(t);
 }

@@ -20,7 +20,10 @@ inline constexpr int kNumDTypes = 13;
 std::string_view dtypeName(DType t);
 std::optional<DType> parseDType(std::string_view name);
 uint32_t dtypeBytes(DType t);
-bool isFloat(DType t);   ///< f16, bf16, f32, f64
+bool isFloat(DType t); ///< f16, bf16, f32, f64
+/// Significand bits, the implicit one included, of a float dtype (f16 11,
+/// bf16 8, f32 24, f64 53); 0 for the others.
+int significandBits(DType t);
 bool isInteger(DType t); ///< i8..u64 (not bool)
 bool isSignedInteger(DType t);
 /// Smallest and largest values of an integer dtype (bool: 0, 1).

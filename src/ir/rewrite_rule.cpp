@@ -13,22 +13,6 @@
 namespace graphvet::rewrite {
 namespace {
 
-/// Binary digits of precision (implicit bit included) of a float dtype.
-int precisionBits(DType t) {
-  switch (t) {
-  case DType::F16:
-    return 11;
-  case DType::BF16:
-    return 8;
-  case DType::F32:
-    return 24;
-  case DType::F64:
-    return 53;
-  default:
-    return 0;
-  }
-}
-
 /// Bits of magnitude of an integer dtype: every value v has |v| <= 2^bits.
 int magnitudeBits(DType t) {
   int bits = static_cast<int>(dtypeBytes(t)) * 8;
@@ -63,7 +47,7 @@ bool castPreservesValues(DType from, DType to) {
     return !isSignedInteger(from) && toBits > fromBits;
   }
   if (isInteger(from) && isFloat(to))
-    return magnitudeBits(from) <= precisionBits(to);
+    return magnitudeBits(from) <= significandBits(to);
   if (isFloat(from) && isFloat(to)) {
     // Wider in both exponent and precision: f16/bf16 -> f32 -> f64.
     if (to == DType::F64)
@@ -129,11 +113,12 @@ bool castChainCollapses(DType a, DType b, DType c) {
   // 5. An integer through a float into an integer: every value of c's range,
   //    and its neighbour below the minimum, is exact in b, so in-range values
   //    pass unchanged and out-of-range ones stay out (indeterminate).
-  if (isInteger(a) && isFloat(b) && isInteger(c) && magnitudeBits(c) + 1 <= precisionBits(b))
+  if (isInteger(a) && isFloat(b) && isInteger(c) && magnitudeBits(c) + 1 <= significandBits(b))
     return true;
   // 6. An integer through a float into a float whose finite range ends below
   //    2^precision(b): what c can hold is exact in b, the rest overflows both ways.
-  if (isInteger(a) && isFloat(b) && isFloat(c) && maxFinite(c) < std::ldexp(1.0, precisionBits(b)))
+  if (isInteger(a) && isFloat(b) && isFloat(c) &&
+      maxFinite(c) < std::ldexp(1.0, significandBits(b)))
     return true;
   return false;
 }

@@ -402,4 +402,28 @@ bool passesMemoryOn(const Module &m, const ModuleIndex &index, GraphId g, NodeId
   return uses.overBudget || uses.passedOnBy.count({g, n}) > 0;
 }
 
+SourceWrites::Answer SourceWrites::of(const SourceTrace &trace) {
+  const TraceStep &src = trace.steps.back();
+  const bool userInput = trace.kind == SourceKind::UserInput;
+  PortRef key = userInput ? PortRef{kNoGraph, OutPort{kNoNode, trace.userInput}}
+                          : PortRef{src.graph, src.port};
+  auto [it, fresh] = cache_.try_emplace(key, Answer::NotWritten);
+  if (!fresh)
+    return it->second;
+  std::vector<SlotRef> slots;
+  if (userInput) {
+    for (NodeId d : index_.rootDataWithIndex(trace.userInput))
+      for (uint32_t k = 0; k < m_.root().node(d).numOutputs; ++k)
+        for (const SlotRef &s : consumerSlots(m_, PortRef{0, OutPort{d, k}}))
+          slots.push_back(s);
+  } else {
+    slots = consumerSlots(m_, key);
+  }
+  BufferUses uses = exploreUses(m_, index_, slots, budget_);
+  it->second = uses.overBudget       ? Answer::OverBudget
+               : writes(uses.access) ? Answer::Written
+                                     : Answer::NotWritten;
+  return it->second;
+}
+
 } // namespace graphvet

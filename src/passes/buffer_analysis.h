@@ -192,4 +192,23 @@ std::vector<SlotRef> consumerSlots(const Module &m, PortRef p);
 bool passesMemoryOn(const Module &m, const ModuleIndex &index, GraphId g, NodeId n, uint32_t input,
                     size_t budget);
 
+/// Whether the buffer a source trace ends at is written in place anywhere in
+/// the module, cached per source: the question cse and simplify ask before
+/// letting a value be read at another time. The trace must end at an
+/// ordinary port, a weight or a user input (every root Data of that index
+/// shares the caller's buffer).
+class SourceWrites {
+public:
+  enum class Answer { NotWritten, Written, OverBudget };
+  SourceWrites(const Module &m, const ModuleIndex &index, size_t budget)
+      : m_(m), index_(index), budget_(budget) {}
+  Answer of(const SourceTrace &trace);
+
+private:
+  const Module &m_;
+  const ModuleIndex &index_;
+  size_t budget_;
+  std::map<PortRef, Answer> cache_;
+};
+
 } // namespace graphvet

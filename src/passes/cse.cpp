@@ -96,27 +96,10 @@ private:
         trace.kind != SourceKind::UserInput)
       return Refusal{"unknown-source",
                      std::string("an input's buffer traces to ") + sourceKindName(trace.kind)};
-    const TraceStep &src = trace.steps.back();
-    PortRef key{src.graph, src.port};
-    if (trace.kind == SourceKind::UserInput)
-      key = PortRef{kNoGraph, OutPort{kNoNode, trace.userInput}};
-    auto [it, fresh] = writtenSources_.try_emplace(key);
-    if (fresh) {
-      std::vector<SlotRef> slots;
-      if (trace.kind == SourceKind::UserInput) {
-        for (NodeId d : index_.rootDataWithIndex(trace.userInput))
-          for (uint32_t k = 0; k < m_.root().node(d).numOutputs; ++k)
-            for (const SlotRef &s : consumerSlots(m_, PortRef{0, OutPort{d, k}}))
-              slots.push_back(s);
-      } else {
-        slots = consumerSlots(m_, key);
-      }
-      BufferUses uses = exploreUses(m_, index_, slots, options_.analysisBudget);
-      it->second = uses.overBudget ? 2 : writes(uses.access) ? 1 : 0;
-    }
-    if (it->second == 2)
+    SourceWrites::Answer written = sourceWrites_.of(trace);
+    if (written == SourceWrites::Answer::OverBudget)
       return Refusal{"budget", "the exploration of an input's buffer ran out of budget"};
-    if (it->second == 1)
+    if (written == SourceWrites::Answer::Written)
       return Refusal{"written-input",
                      "an input's buffer is written in place, so equal reads may differ"};
     return std::nullopt;
@@ -357,8 +340,7 @@ private:
   const CseOptions &options_;
   std::vector<Remark> *remarks_;
   ModuleIndex index_;
-  /// By buffer source: 0 never written, 1 written, 2 exploration over budget.
-  std::map<PortRef, int> writtenSources_;
+  SourceWrites sourceWrites_{m_, index_, options_.analysisBudget};
   /// By graph: -1 not yet known, 0 writes nothing in place, 1 writes.
   std::vector<int8_t> writes_;
   /// Visit marks of reachesBounded, by node id, for the graph being walked.

@@ -25,20 +25,6 @@ namespace {
 using logic_detail::checkInputCount;
 using logic_detail::checkOutputCount;
 
-/// Significand bits (with the implicit one) of a float dtype.
-int significandBits(DType t) {
-  switch (t) {
-  case DType::F16:
-    return 11;
-  case DType::BF16:
-    return 8;
-  case DType::F32:
-    return 24;
-  default:
-    return 53;
-  }
-}
-
 /// The integer `m` rounded to `bits` significant bits, nearest even, as a
 /// double (exact: the result has at most `bits` <= 53 significant bits).
 double roundMagnitude(uint64_t m, int bits) {

@@ -92,8 +92,7 @@ private:
   const Module &m_;
   ModuleIndex index_;
   size_t budget_;
-  /// By buffer source: 0 never written, 1 written, 2 over budget.
-  std::map<PortRef, int> writtenSources_;
+  SourceWrites sourceWrites_{m_, index_, budget_};
 };
 
 } // namespace graphvet::simplify

@@ -46,27 +46,10 @@ std::optional<Refusal> Safety::writtenOperand(GraphId g, OutPort p) {
       trace.kind != SourceKind::UserInput)
     return Refusal{"unknown-source",
                    std::string("an operand's buffer traces to ") + sourceKindName(trace.kind)};
-  const TraceStep &src = trace.steps.back();
-  PortRef key{src.graph, src.port};
-  if (trace.kind == SourceKind::UserInput)
-    key = PortRef{kNoGraph, OutPort{kNoNode, trace.userInput}};
-  auto [it, fresh] = writtenSources_.try_emplace(key);
-  if (fresh) {
-    std::vector<SlotRef> slots;
-    if (trace.kind == SourceKind::UserInput) {
-      for (NodeId d : index_.rootDataWithIndex(trace.userInput))
-        for (uint32_t k = 0; k < m_.root().node(d).numOutputs; ++k)
-          for (const SlotRef &s : consumerSlots(m_, PortRef{0, OutPort{d, k}}))
-            slots.push_back(s);
-    } else {
-      slots = consumerSlots(m_, key);
-    }
-    BufferUses uses = exploreUses(m_, index_, slots, budget_);
-    it->second = uses.overBudget ? 2 : writes(uses.access) ? 1 : 0;
-  }
-  if (it->second == 2)
+  SourceWrites::Answer written = sourceWrites_.of(trace);
+  if (written == SourceWrites::Answer::OverBudget)
     return Refusal{"budget", "the exploration of an operand's buffer ran out of budget"};
-  if (it->second == 1)
+  if (written == SourceWrites::Answer::Written)
     return Refusal{"written-input", "an operand's buffer is written in place"};
   return std::nullopt;
 }
