@@ -109,16 +109,23 @@ int64_t total(const std::map<std::string, int64_t> &counts) {
   return sum;
 }
 
-/// Op types whose count changed, "Cast 4 -> 0, Add 3 -> 1", by name.
-std::string changedOps(const std::map<std::string, int64_t> &before,
-                       const std::map<std::string, int64_t> &after) {
+/// Each op type's count before and after, by name.
+std::map<std::string, std::pair<int64_t, int64_t>>
+beforeAfter(const std::map<std::string, int64_t> &before,
+            const std::map<std::string, int64_t> &after) {
   std::map<std::string, std::pair<int64_t, int64_t>> both;
   for (const auto &[op, n] : before)
     both[op].first = n;
   for (const auto &[op, n] : after)
     both[op].second = n;
+  return both;
+}
+
+/// Op types whose count changed, "Cast 4 -> 0, Add 3 -> 1", by name.
+std::string changedOps(const std::map<std::string, int64_t> &before,
+                       const std::map<std::string, int64_t> &after) {
   std::string out;
-  for (const auto &[op, ba] : both)
+  for (const auto &[op, ba] : beforeAfter(before, after))
     if (ba.first != ba.second)
       out += (out.empty() ? "" : ", ") + op + " " + std::to_string(ba.first) + " -> " +
              std::to_string(ba.second);
@@ -155,13 +162,8 @@ std::string statsText(const PipelineResult &result, const std::map<std::string, 
 
 nlohmann::ordered_json opsJson(const std::map<std::string, int64_t> &before,
                                const std::map<std::string, int64_t> &after) {
-  std::map<std::string, std::pair<int64_t, int64_t>> both;
-  for (const auto &[op, n] : before)
-    both[op].first = n;
-  for (const auto &[op, n] : after)
-    both[op].second = n;
   nlohmann::ordered_json j = nlohmann::ordered_json::object();
-  for (const auto &[op, ba] : both)
+  for (const auto &[op, ba] : beforeAfter(before, after))
     j[op] = {{"before", ba.first}, {"after", ba.second}};
   return j;
 }
