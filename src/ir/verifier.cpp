@@ -25,19 +25,6 @@ std::string plural(uint64_t n, const char *word) {
   return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s");
 }
 
-/// key := ident ('.' ident)*
-bool isValidKey(const std::string &key) {
-  size_t start = 0;
-  while (true) {
-    size_t dot = key.find('.', start);
-    if (!isIdentifier(key.substr(start, dot == std::string::npos ? dot : dot - start)))
-      return false;
-    if (dot == std::string::npos)
-      return true;
-    start = dot + 1;
-  }
-}
-
 /// Values that print as text which parses back to themselves.
 bool isPrintableValue(const AttrValue &v, int depth) {
   if (v.isIdent())
@@ -659,6 +646,19 @@ private:
 };
 
 } // namespace
+
+// key := ident ('.' ident)*
+bool isValidKey(const std::string &key) {
+  size_t start = 0;
+  while (true) {
+    size_t dot = key.find('.', start);
+    if (!isIdentifier(key.substr(start, dot == std::string::npos ? dot : dot - start)))
+      return false;
+    if (dot == std::string::npos)
+      return true;
+    start = dot + 1;
+  }
+}
 
 Diagnostics verifyModule(const Module &m) {
   return Verifier(m).run();

@@ -42,4 +42,8 @@ namespace graphvet {
 ///   existing port; `max_iterations` >= 0.
 Diagnostics verifyModule(const Module &m);
 
+/// True when `key` is a well-formed attribute or option key:
+/// `ident ('.' ident)*`.
+bool isValidKey(const std::string &key);
+
 } // namespace graphvet

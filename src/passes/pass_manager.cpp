@@ -215,6 +215,17 @@ const PassInfo *findPass(std::string_view name) {
   return nullptr;
 }
 
+std::string canonicalOptionKey(std::string_view key) {
+  size_t dot = key.find('.');
+  std::string_view head = key.substr(0, dot);
+  if (dot == std::string_view::npos || head.find('-') == std::string_view::npos ||
+      findPass(head) == nullptr)
+    return std::string(key);
+  std::string out(key);
+  std::replace(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(dot), '-', '_');
+  return out;
+}
+
 void writeOptionOverrides(Module &m, const PipelineOptions &opts) {
   for (const auto &[key, value] : opts.optionOverrides) {
     m.options[key] = value;

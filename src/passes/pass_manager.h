@@ -91,6 +91,13 @@ std::vector<const PassInfo *> assemblePipeline(const PipelineOptions &opts, Diag
 /// pass declares it, `exact` otherwise.
 NumericContract pipelineContract(const PipelineOptions &opts);
 
+/// The module-option key for `key`: a key whose first component names a pass
+/// by its `--passes` spelling (`convert-layout.target`) becomes the option's
+/// identifier spelling (`convert_layout.target`); any other key is returned
+/// unchanged. Module option keys are identifiers (graph-format.md), so the
+/// command line accepts both spellings.
+std::string canonicalOptionKey(std::string_view key);
+
 /// Writes the option overrides into `m.options`, as runPipeline does on the
 /// module it optimizes. A checker applies them to the original too: the
 /// permissions of semantics.md §4 come from the original's options.

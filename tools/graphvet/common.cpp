@@ -2,6 +2,7 @@
 // models), writing output, the pass options, the ONNX options and the
 // numeric options every subcommand spells alike.
 #include "ir/parser.h"
+#include "ir/verifier.h"
 #include "tools/graphvet/commands.h"
 
 #include <fmt/format.h>
@@ -361,6 +362,13 @@ bool applyOptionOverrides(const std::vector<std::string> &items, std::string_vie
     std::string key = eq == std::string::npos ? "" : trim(std::string_view(kv).substr(0, eq));
     if (key.empty()) {
       err << "graphvet " << command << ": error: --option expects KEY=VALUE, got '" << kv << "'\n";
+      return false;
+    }
+    key = canonicalOptionKey(key);
+    if (!isValidKey(key)) {
+      err << "graphvet " << command << ": error: --option key '" << key
+          << "' is not a valid option name (identifiers joined by '.'; a pass is named as in "
+             "--passes)\n";
       return false;
     }
     pipeline.optionOverrides[key] = kv.substr(eq + 1);
