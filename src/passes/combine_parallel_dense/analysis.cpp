@@ -97,16 +97,50 @@ bool dependsOnAny(const Graph &g, OutPort p, const std::vector<NodeId> &nodes) {
 
 } // namespace
 
-bool writtenInPlace(const Graph &g, OutPort p) {
-  for (const InPort &use : g.consumers(p)) {
-    const Node &c = g.node(use.node);
-    if (isInputMutable(c))
-      return true;
-    for (uint32_t k : refWrittenInputs(c))
-      if (k == use.index)
-        return true;
+bool ReadGuard::moduleWrites() {
+  if (moduleWrites_ >= 0)
+    return moduleWrites_ == 1;
+  bool any = false;
+  for (GraphId gid = 0; gid < m_.numGraphs() && !any; ++gid) {
+    const Graph &g = m_.graph(gid);
+    if (!g.alive)
+      continue;
+    for (NodeId id : g.liveNodes()) {
+      const Node &n = g.node(id);
+      any = any || !refWrittenInputs(n).empty() || isInputMutable(n) || opKind(n) == OpKind::While;
+      for (uint32_t k = 0; k < n.numOutputs && !any; ++k)
+        any = refVarSrcName(n, k) != nullptr;
+      if (any)
+        break;
+    }
   }
-  return false;
+  moduleWrites_ = any ? 1 : 0;
+  return any;
+}
+
+std::optional<Refusal> ReadGuard::refusal(GraphId g, OutPort p) {
+  SourceTrace trace = traceSource(m_, index_, g, p, kBudget);
+  // A subgraph parameter or a control-flow result: its buffer is safe to
+  // read at another place when nothing in the module writes in place.
+  if (trace.kind == SourceKind::ControlFlow)
+    return moduleWrites()
+               ? std::optional<Refusal>(Refusal{"written-input",
+                                                "an operand comes through control flow in a "
+                                                "module that writes in place"})
+               : std::nullopt;
+  if (trace.kind == SourceKind::Variable || trace.kind == SourceKind::VariableRef)
+    return Refusal{"variable-read", "an operand reads a variable, which other nodes may write"};
+  if (trace.kind != SourceKind::Ordinary && trace.kind != SourceKind::Weight &&
+      trace.kind != SourceKind::UserInput)
+    return Refusal{"unknown-source",
+                   std::string("an operand's buffer traces to ") + sourceKindName(trace.kind)};
+  SourceWrites::Answer written = writes_.of(trace);
+  if (written == SourceWrites::Answer::OverBudget)
+    return Refusal{"budget", "the exploration of an operand's buffer ran out of budget"};
+  if (written == SourceWrites::Answer::Written)
+    return Refusal{"written-input", "an operand's buffer is written in place, so a read moved "
+                                    "to the combined op may see other bytes"};
+  return std::nullopt;
 }
 
 std::optional<Refusal> signatureDifference(const Signature &a, const Signature &b) {
@@ -131,7 +165,7 @@ std::optional<Refusal> signatureDifference(const Signature &a, const Signature &
 }
 
 std::optional<Refusal> analyzeBranch(const Graph &g, GraphId gid, const ModuleTypes &types,
-                                     NodeId id, Branch &branch) {
+                                     ReadGuard &guard, NodeId id, Branch &branch) {
   const Node &n = g.node(id);
   branch.dense = id;
   if (!n.ctrlIn.empty() || !n.ctrlOut.empty())
@@ -187,12 +221,14 @@ std::optional<Refusal> analyzeBranch(const Graph &g, GraphId gid, const ModuleTy
     }
   }
   for (const std::optional<OutPort> &in : n.inputs)
-    if (in && writtenInPlace(g, *in))
-      return Refusal{"written-input", "one of its operands is written in place"};
+    if (in)
+      if (std::optional<Refusal> r = guard.refusal(gid, *in))
+        return r;
   return std::nullopt;
 }
 
-void planFollowOns(const Graph &g, GraphId gid, const ModuleTypes &types, GroupPlan &plan) {
+void planFollowOns(const Graph &g, GraphId gid, const ModuleTypes &types, ReadGuard &guard,
+                   GroupPlan &plan) {
   size_t count = plan.branches.size();
   std::vector<OutPort> current;
   std::vector<NodeId> denseNodes;
@@ -257,20 +293,21 @@ void planFollowOns(const Graph &g, GraphId gid, const ModuleTypes &types, GroupP
         const TensorType *y = types.of(gid, current[i]);
         const TensorType *o = other ? types.of(gid, *other) : nullptr;
         if (o && i > 0 && o->rank() != lv.operandRank)
-          return stop("follow-on-operand",
-                      fmt::format("the other operands of {} and {} differ in rank", first.name,
-                                  n.name));
+          return stop(
+              "follow-on-operand",
+              fmt::format("the other operands of {} and {} differ in rank", first.name, n.name));
         if (!y || !o || o->dtype != y->dtype ||
             !alongOutputAxis(o->shape, plan.branches[i].outSize, plan.outRank))
           return stop("follow-on-operand",
                       fmt::format("the other operand of {} ({}) does not broadcast along the "
                                   "output axis only",
                                   n.name, o ? o->str() : std::string("untyped")));
-        if (dependsOnAny(g, *other, denseNodes) || writtenInPlace(g, *other))
+        if (dependsOnAny(g, *other, denseNodes))
           return stop("follow-on-operand",
-                      fmt::format("the other operand of {} depends on a branch or is written "
-                                  "in place",
-                                  n.name));
+                      fmt::format("the other operand of {} depends on a branch", n.name));
+        if (std::optional<Refusal> r = guard.refusal(gid, *other))
+          return stop("follow-on-operand",
+                      fmt::format("the other operand of {}: {}", n.name, r->why));
         lv.operandRank = o->rank();
         lv.operands.push_back(*other);
       }

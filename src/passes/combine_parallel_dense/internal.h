@@ -6,6 +6,7 @@
 
 #include "ir/graph.h"
 #include "ir/types.h"
+#include "passes/buffer_analysis.h"
 
 #include <compare>
 #include <optional>
@@ -45,15 +46,31 @@ struct Branch {
 /// sentence; nullopt when they are equal.
 std::optional<Refusal> signatureDifference(const Signature &a, const Signature &b);
 
+/// Whether moving a read of a port to another place could change what it
+/// sees: the buffer it traces to is written in place somewhere (or is a
+/// variable, or an unknown source). One per round: the pass adds and removes
+/// only ordinary nodes, which keeps the module index valid.
+class ReadGuard {
+public:
+  explicit ReadGuard(const Module &m) : m_(m), index_(m), writes_(m, index_, kBudget) {}
+  /// The refusal of a read of `p` in graph `g`, or nullopt when it is safe.
+  std::optional<Refusal> refusal(GraphId g, OutPort p);
+
+private:
+  static constexpr size_t kBudget = size_t{1} << 16;
+  bool moduleWrites();
+  const Module &m_;
+  ModuleIndex index_;
+  SourceWrites writes_;
+  int moduleWrites_ = -1; ///< -1: not computed yet
+};
+
 /// Reads one dense node on the shared input: its signature, or why it can
 /// never be combined (control edges, memory attributes, unknown types, a
 /// 1-D weight, a Gemm bias not along the output axis, an input written in
 /// place).
 std::optional<Refusal> analyzeBranch(const Graph &g, GraphId gid, const ModuleTypes &types,
-                                     NodeId id, Branch &branch);
-
-/// True when some node of the graph writes the buffer of port `p` in place.
-bool writtenInPlace(const Graph &g, OutPort p);
+                                     ReadGuard &guard, NodeId id, Branch &branch);
 
 /// One combined element-wise level: node `nodes[i]` follows branch i.
 struct FollowOnLevel {
@@ -79,7 +96,8 @@ struct GroupPlan {
 /// Fills `plan.followOns` (and the stop) for the branches of `plan`, each
 /// level only when every branch's current result has exactly one consumer,
 /// an element-wise op of the same type and attributes as the others.
-void planFollowOns(const Graph &g, GraphId gid, const ModuleTypes &types, GroupPlan &plan);
+void planFollowOns(const Graph &g, GraphId gid, const ModuleTypes &types, ReadGuard &guard,
+                   GroupPlan &plan);
 
 /// Carries a plan out; returns the number of nodes created. The removed
 /// nodes' weight and operand constants left unused are removed too and

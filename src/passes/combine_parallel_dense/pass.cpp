@@ -42,9 +42,12 @@ public:
     for (size_t round = 0; round < bound; ++round) {
       Diagnostics ignored; // a node whose types are unknown is refused (unknown-type)
       ModuleTypes types = inferModuleTypes(m_, ignored);
+      combine_parallel_dense::ReadGuard guard(m_);
+      guard_ = &guard;
       bool changed = false;
       for (GraphId gid : m_.canonicalGraphOrder())
         changed = runGraph(gid, types) || changed;
+      guard_ = nullptr;
       if (!changed)
         break;
     }
@@ -92,7 +95,8 @@ private:
     std::vector<std::pair<Signature, std::vector<Branch>>> groups; // by first appearance
     for (NodeId d : dense) {
       Branch b;
-      if (std::optional<Refusal> r = combine_parallel_dense::analyzeBranch(g, gid, types, d, b)) {
+      if (std::optional<Refusal> r =
+              combine_parallel_dense::analyzeBranch(g, gid, types, *guard_, d, b)) {
         refuse(g, d, *r);
         continue;
       }
@@ -178,7 +182,7 @@ private:
       plan.weightAxis = first.sig.gemmAttrs[1] != 0 ? 0 : 1;
     else
       plan.weightAxis = static_cast<int64_t>(first.sig.batch.size()) + 1;
-    combine_parallel_dense::planFollowOns(g, gid, types, plan);
+    combine_parallel_dense::planFollowOns(g, gid, types, *guard_, plan);
 
     const Node &d0 = g.node(first.dense);
     std::vector<std::string> names, sizes;
@@ -234,6 +238,7 @@ private:
   int64_t minBranches_;
   std::vector<Remark> *remarks_;
   CombineParallelDenseStats stats_;
+  combine_parallel_dense::ReadGuard *guard_ = nullptr; ///< the current round's
   std::set<std::tuple<GraphId, NodeId, std::string>> refused_;
   std::vector<size_t> initialCapacity_; ///< per graph: ids from here on are the pass's
 };
