@@ -122,6 +122,49 @@ void buildCumSum(Builder &b, const std::string &op) {
   b.emit1(op, {x, a}, std::move(attrs), x.type);
 }
 
+/// Sometimes more MatMuls on the same input `a` (their own weights, output
+/// sizes 1..3), each branch then sometimes followed by the same Add of a
+/// bias ([N], [1, N] or a broadcast [1]) and Relu: what
+/// combine-parallel-dense combines (or must refuse).
+/// The choices come after the first MatMul's, so recipes that stop there
+/// build what they built before.
+template <class OutShape>
+void addParallelBranches(Builder &b, const std::string &op, const Value &a, const Value &first,
+                         const Shape &bBatch, int64_t n, OutShape outShape) {
+  if (!b.ch.chance(40))
+    return;
+  const unsigned extra = 1 + b.ch.below(3);
+  const bool bias = b.ch.chance(50);
+  // The bias shape: [N], [1, N], or [1] (one value broadcast across the
+  // branch, which is not a bias along the output axis when N > 1).
+  const unsigned biasShape = b.ch.below(3);
+  const bool relu = isFloat(a.dtype()) && b.ch.chance(50);
+  const int64_t k = a.type.shape.back();
+  std::vector<std::pair<Value, int64_t>> branches = {{first, n}};
+  for (unsigned i = 0; i < extra; ++i) {
+    int64_t ni = 1 + b.ch.below(3);
+    Shape out = outShape();
+    out.back() = ni;
+    if (elementsOf(out) > kMaxValueElements)
+      ni = out.back() = 1;
+    Shape ws = bBatch;
+    ws.push_back(k);
+    ws.push_back(ni);
+    Value w = b.source({a.dtype(), ws});
+    branches.push_back({b.emit1(op, {a, w}, {}, {a.dtype(), out}), ni});
+  }
+  for (auto &[v, ni] : branches) {
+    if (bias) {
+      Shape bs = biasShape == 2 ? Shape{1} : Shape{ni};
+      if (biasShape == 1 && v.rank() >= 2)
+        bs.insert(bs.begin(), 1);
+      v = b.emit1("Add", {v, b.source({a.dtype(), bs})}, {}, v.type);
+    }
+    if (relu)
+      b.emit1("Relu", {v}, {}, v.type);
+  }
+}
+
 /// MatMul(a, b): b solved for a's inner dimension; its batch dimensions
 /// broadcast with a's; either may be 1-D.
 void buildMatMul(Builder &b, const std::string &op) {
@@ -164,7 +207,9 @@ void buildMatMul(Builder &b, const std::string &op) {
     bv = b.find(back, [&](const Value &v) { return v.dtype() == a.dtype() && v.type.shape == bs; });
   if (!bv)
     bv = b.source({a.dtype(), bs});
-  b.emit1(op, {a, *bv}, {}, {a.dtype(), outShape()});
+  Value first = b.emit1(op, {a, *bv}, {}, {a.dtype(), outShape()});
+  if (br > 1)
+    addParallelBranches(b, op, a, first, bBatch, n, outShape);
 }
 
 /// Gemm(A, B[, C]): A made 2-D by a Flatten when it is not; transA, transB,

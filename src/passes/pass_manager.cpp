@@ -3,6 +3,7 @@
 
 #include "ir/printer.h"
 #include "ir/verifier.h"
+#include "passes/combine_parallel_dense.h"
 #include "passes/cse.h"
 #include "passes/dce.h"
 #include "passes/fold_constant.h"
@@ -121,6 +122,30 @@ PassStats runSimplifyInferencePass(Module &m, PassContext &ctx) {
   return stats;
 }
 
+PassStats runCombineParallelDensePass(Module &m, PassContext &ctx) {
+  CombineParallelDenseOptions options;
+  if (auto it = m.options.find(std::string(kCombineParallelDenseMinBranchesOption));
+      it != m.options.end()) {
+    const std::string &text = it->second;
+    int64_t value = -1;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec == std::errc() && end == text.data() + text.size() && value >= 2)
+      options.minNumBranches = value;
+    else
+      optionWarning(m, it->first, "a decimal integer of at least 2", ctx.warnings);
+  }
+  CombineParallelDenseStats s = runCombineParallelDense(m, options, &ctx.remarks);
+  PassStats stats;
+  stats.counters["groups_combined"] = s.groupsCombined;
+  stats.counters["branches_combined"] = s.branchesCombined;
+  stats.counters["follow_ons_combined"] = s.followOnsCombined;
+  stats.counters["nodes_created"] = s.nodesCreated;
+  stats.counters["consts_removed"] = s.constsRemoved;
+  for (const auto &[tag, count] : s.refused)
+    stats.counters["refused_" + tag] = count;
+  return stats;
+}
+
 PassStats runTensorMoveDeletePass(Module &m, PassContext &ctx) {
   TensorMoveDeleteOptions options;
   options.grants = readReuseGrants(m.options, m.optionLocs, ctx.warnings);
@@ -187,6 +212,12 @@ constexpr PassInfo kPasses[] = {
      2, runTensorMoveDeletePass, NumericContract::Exact,
      "tensor_move_delete.conservative=true|false: decide like the reference design, no "
      "extension (default false)"},
+    {kCombineParallelDenseName,
+     "combine MatMul/Gemm branches on one input into one op on concatenated weights and a "
+     "Split, with their matching element-wise follow-ons (docs/passes/combine-parallel-dense.md)",
+     kExplicitOnly, runCombineParallelDensePass, NumericContract::Exact,
+     "combine_parallel_dense.min_num_branches=N: fewest branches of one signature to combine, "
+     "at least 2 (default 3)"},
 };
 
 std::string knownPasses() {
