@@ -355,8 +355,23 @@ std::optional<Refusal> planForward(const Graph &g, GraphId gid, const ModuleType
     chain.push_back(next);
     cur = next;
   }
-  if (target == kNoNode)
+  if (target == kNoNode) {
+    // Mul -> Add -> Conv (a BatchNormalization before the Conv): the shift
+    // is not moved forward, since a padded Conv does not shift its padding.
+    for (const InPort &use : g.node(cur).consumers[0]) {
+      const Node &a = g.node(use.node);
+      if (a.type != "Add")
+        continue;
+      for (const InPort &next : a.consumers[0])
+        if (next.index == 0 && isFoldTarget(g.node(next.node).type)) {
+          candidate = true;
+          return Refusal{"shift", fmt::format("{} shifts the scaled value before {}: a shift is "
+                                              "not folded forward (padding is not shifted)",
+                                              a.name, g.node(next.node).name)};
+        }
+    }
     return std::nullopt;
+  }
   candidate = true;
   const Node &op = g.node(target);
   int sIndex = constAt(g, mul.inputs[1]) ? 1 : constAt(g, mul.inputs[0]) ? 0 : -1;
