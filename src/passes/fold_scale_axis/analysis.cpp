@@ -264,10 +264,21 @@ std::optional<Refusal> planBackward(const Graph &g, GraphId gid, const ModuleTyp
         plan.weight);
     plan.where = "output channels (axis 1) of the weights";
   } else if (op.type == "Gemm") {
+    // alpha joins the scale in B: the sum of the scaled terms is then no
+    // larger than the result (with alpha < 1 left outside, it could
+    // overflow where the original, scaled after alpha, did not).
     int64_t nAxis = op.intAttr("transB").value_or(0) != 0 ? 0 : 1;
+    double alpha = 1.0;
+    if (const AttrValue *a = op.attr("alpha"); a && a->isFloat())
+      alpha = a->asFloat();
+    std::vector<double> weightScale = scale;
+    for (double &v : weightScale)
+      v *= alpha;
+    plan.dropAlpha = alpha != 1.0;
     r = scaleWeights(
-        *w, scale, [&](int64_t i) { return coord(ws, nAxis, i); }, plan.weight);
-    plan.where = fmt::format("the N axis (axis {}) of B", nAxis);
+        *w, weightScale, [&](int64_t i) { return coord(ws, nAxis, i); }, plan.weight);
+    plan.where =
+        fmt::format("the N axis (axis {}) of B{}", nAxis, plan.dropAlpha ? " with alpha" : "");
   } else {
     r = scaleWeights(
         *w, scale, [&](int64_t i) { return coord(ws, 1, i); }, plan.weight);

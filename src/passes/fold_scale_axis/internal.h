@@ -33,6 +33,7 @@ struct FoldPlan {
   Tensor weight;              ///< the folded weights (op's input 1)
   std::optional<Tensor> bias; ///< backward: the new bias / C (op's input 2)
   bool setBetaOne = false;    ///< Gemm whose C is created from the Add's constant
+  bool dropAlpha = false;     ///< backward Gemm whose alpha went into B
   std::string where;          ///< for the remark: "output channels (O)", ...
 };
 

@@ -47,6 +47,8 @@ int64_t applyFold(Graph &g, FoldPlan plan) {
     if (plan.setBetaOne)
       g.node(plan.op).attrs["beta"] = AttrValue::ofFloat(1.0);
   }
+  if (plan.dropAlpha)
+    g.node(plan.op).attrs.erase("alpha");
   if (plan.dir == Direction::Backward) {
     NodeId last = plan.add ? *plan.add : plan.mul;
     g.replaceAllUses(OutPort{last, 0}, OutPort{plan.op, 0});
