@@ -99,15 +99,17 @@ double smallestNormal(DType t) {
 }
 
 /// out = a * s + shift in `out`'s dtype, rounded once; a refusal when the
-/// exact value is nonzero but leaves the normal range (overflow, or
-/// underflow that would cost more than the bound's few roundings).
+/// value overflows, or rounds below the normal range (an inexact subnormal
+/// or zero loses more than the bound's few roundings; an exact one, such as
+/// a subnormal weight times 1, is kept).
 std::optional<Refusal> store(Tensor &out, int64_t i, double a, double s, double shift) {
   double exact = a * s + shift;
   out.setDouble(i, exact);
   double rounded = out.getDouble(i);
   if (!std::isfinite(a) || !std::isfinite(shift))
     return std::nullopt; // a non-finite weight stays what it was scaled by
-  if (!std::isfinite(rounded) || (exact != 0 && std::fabs(exact) < smallestNormal(out.dtype())))
+  if (!std::isfinite(rounded) ||
+      (exact != 0 && std::fabs(exact) < smallestNormal(out.dtype()) && rounded != exact))
     return Refusal{"range", fmt::format("a folded constant ({:g} * {:g} + {:g}) leaves the normal "
                                         "range of {}",
                                         a, s, shift, dtypeName(out.dtype()))};
