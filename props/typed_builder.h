@@ -129,6 +129,11 @@ inline AttrValue ident(DType t) {
 /// Logical [N, C, spatial...] of a physical shape in `nhwc` layout, and back.
 Shape toLogical(const Shape &physical, bool nhwc);
 Shape toPhysical(const Shape &logical, bool nhwc);
+/// Mul(v, s) by a constant s varying along `axis` only ([C, 1, ..., 1]),
+/// half the time followed by Add(., shift) of the same shape: the per-channel
+/// affine that simplify-inference leaves of a BatchNormalization, which
+/// fold-scale-axis folds into a neighbouring Conv or Gemm.
+Value perChannelAffine(Builder &b, const Value &v, int64_t axis);
 /// Normalizes an axis in [-rank, rank).
 inline int64_t normAxis(int64_t a, int64_t rank) {
   return a < 0 ? a + rank : a;

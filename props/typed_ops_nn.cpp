@@ -53,6 +53,12 @@ Shape spatialOf(const Shape &logical) {
 void buildConv(Builder &b, const std::string &op) {
   const bool nhwc = b.ch.chance(20);
   Value x = windowInput(b, kFloat3DTypes, nhwc, false);
+  const int64_t channelAxis = nhwc ? x.rank() - 1 : 1;
+  if (b.ch.chance(15)) { // a scale before the Conv, sometimes through a Relu
+    x = perChannelAffine(b, x, channelAxis);
+    if (b.ch.chance(50))
+      x = b.emit1("Relu", {x}, {}, x.type);
+  }
   const Shape xs = toLogical(x.type.shape, nhwc);
   const int64_t c = xs[1];
   std::vector<int64_t> divisors;
@@ -74,7 +80,9 @@ void buildConv(Builder &b, const std::string &op) {
   setLayout(b, attrs, nhwc);
   Shape out{xs[0], m};
   out.insert(out.end(), w.out.begin(), w.out.end());
-  b.emit1(op, ins, std::move(attrs), {x.dtype(), toPhysical(out, nhwc)});
+  Value y = b.emit1(op, ins, std::move(attrs), {x.dtype(), toPhysical(out, nhwc)});
+  if (b.ch.chance(20)) // a scale after it (a BatchNormalization simplified)
+    perChannelAffine(b, y, channelAxis);
 }
 
 /// MaxPool and AveragePool.
@@ -204,6 +212,15 @@ constexpr CatalogueEntry kEntries[] = {
 };
 
 } // namespace
+
+Value perChannelAffine(Builder &b, const Value &v, int64_t axis) {
+  Shape s(static_cast<size_t>(v.rank() - axis), 1);
+  s[0] = v.type.shape[static_cast<size_t>(axis)];
+  Value out = b.emit1("Mul", {v, b.constant({v.dtype(), s})}, {}, v.type);
+  if (b.ch.chance(50))
+    out = b.emit1("Add", {out, b.constant({v.dtype(), s})}, {}, v.type);
+  return out;
+}
 
 std::span<const CatalogueEntry> nnEntries() {
   return kEntries;

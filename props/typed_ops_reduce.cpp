@@ -248,7 +248,9 @@ void buildGemm(Builder &b, const std::string &op) {
   unsigned c = b.ch.below(7);
   if (c > 0)
     ins.push_back(b.source({a.dtype(), cShapes[c - 1]}));
-  b.emit1(op, ins, std::move(attrs), {a.dtype(), {m, n}});
+  Value y = b.emit1(op, ins, std::move(attrs), {a.dtype(), {m, n}});
+  if (b.ch.chance(20)) // a per-column scale after it (fold-scale-axis)
+    perChannelAffine(b, y, 1);
 }
 
 constexpr CatalogueEntry kEntries[] = {

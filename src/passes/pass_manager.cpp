@@ -7,6 +7,7 @@
 #include "passes/cse.h"
 #include "passes/dce.h"
 #include "passes/fold_constant.h"
+#include "passes/fold_scale_axis.h"
 #include "passes/reuse_options.h"
 #include "passes/simplify/simplify.h"
 #include "passes/simplify_inference.h"
@@ -146,6 +147,22 @@ PassStats runCombineParallelDensePass(Module &m, PassContext &ctx) {
   return stats;
 }
 
+PassStats runFoldScaleAxisPass(Module &m, PassContext &ctx) {
+  FoldScaleAxisOptions options;
+  readBoolOption(m, kFoldScaleAxisBackwardOption, options.backward, ctx.warnings);
+  readBoolOption(m, kFoldScaleAxisForwardOption, options.forward, ctx.warnings);
+  FoldScaleAxisStats s = runFoldScaleAxis(m, options, &ctx.remarks);
+  PassStats stats;
+  stats.counters["backward_folds"] = s.backwardFolds;
+  stats.counters["forward_folds"] = s.forwardFolds;
+  stats.counters["adds_absorbed"] = s.addsAbsorbed;
+  stats.counters["consts_created"] = s.constsCreated;
+  stats.counters["consts_removed"] = s.constsRemoved;
+  for (const auto &[tag, count] : s.refused)
+    stats.counters["refused_" + tag] = count;
+  return stats;
+}
+
 PassStats runTensorMoveDeletePass(Module &m, PassContext &ctx) {
   TensorMoveDeleteOptions options;
   options.grants = readReuseGrants(m.options, m.optionLocs, ctx.warnings);
@@ -206,18 +223,27 @@ constexpr PassInfo kPasses[] = {
      "InstanceNormalization and LayerNormalization into element-wise arithmetic in the data's "
      "dtype (docs/passes/simplify-inference.md)",
      2, runSimplifyInferencePass, NumericContract::Approx},
-    {kTensorMoveDeleteName,
-     "delete TensorMove copies proven redundant (scenarios 1-5, Rules 1-5 of "
-     "docs/passes/tensor-move-delete.md)",
-     2, runTensorMoveDeletePass, NumericContract::Exact,
-     "tensor_move_delete.conservative=true|false: decide like the reference design, no "
-     "extension (default false)"},
+    {kFoldScaleAxisName,
+     "fold a per-channel Mul by a constant (and its Add) into the weights and bias of the "
+     "Conv/ConvTranspose/Gemm/MatMul before it, or into the weights of the Conv/Gemm/MatMul "
+     "after it (docs/passes/fold-scale-axis.md)",
+     kExplicitOnly, runFoldScaleAxisPass, NumericContract::Approx,
+     "fold_scale_axis.backward=true|false: fold into the producer's output channels "
+     "(default true)\n"
+     "fold_scale_axis.forward=true|false: fold into the consumer's input channels "
+     "(default true)"},
     {kCombineParallelDenseName,
      "combine MatMul/Gemm branches on one input into one op on concatenated weights and a "
      "Split, with their matching element-wise follow-ons (docs/passes/combine-parallel-dense.md)",
      kExplicitOnly, runCombineParallelDensePass, NumericContract::Exact,
      "combine_parallel_dense.min_num_branches=N: fewest branches of one signature to combine, "
      "at least 2 (default 3)"},
+    {kTensorMoveDeleteName,
+     "delete TensorMove copies proven redundant (scenarios 1-5, Rules 1-5 of "
+     "docs/passes/tensor-move-delete.md)",
+     2, runTensorMoveDeletePass, NumericContract::Exact,
+     "tensor_move_delete.conservative=true|false: decide like the reference design, no "
+     "extension (default false)"},
 };
 
 std::string knownPasses() {

@@ -15,7 +15,7 @@
 namespace graphvet::props {
 namespace {
 
-/// Each pass alone, then -O1, -O2 and -O3.
+/// Each pass alone, the numeric rewrites together, then -O1, -O2 and -O3.
 std::vector<PipelineOptions> pipelines() {
   std::vector<PipelineOptions> out;
   for (const PassInfo &p : allPasses()) {
@@ -23,6 +23,13 @@ std::vector<PipelineOptions> pipelines() {
     po.passes = std::vector<std::string>{std::string(p.name)};
     out.push_back(po);
   }
+  // The numeric rewrites in the order they feed each other (a BatchNorm's
+  // Mul and Add reach fold-scale-axis, whose folded constants fold-constant
+  // may then fold further).
+  PipelineOptions numeric;
+  numeric.passes =
+      std::vector<std::string>{"simplify-inference", "fold-scale-axis", "fold-constant"};
+  out.push_back(numeric);
   for (unsigned level = 1; level <= kMaxOptLevel; ++level) {
     PipelineOptions po;
     po.optLevel = level;
