@@ -371,6 +371,15 @@ std::vector<Magnitude> propagateMagnitudes(const Node &n, const OpInfo &op,
   auto unbounded = [&](size_t k) {
     finish(k, std::vector<double>(static_cast<size_t>(outputs[k].size()), kInf));
   };
+  // A discrete operand computed from rounded values (Where's condition, an
+  // integer Div's operands, a Gather's indices) may take another value in
+  // the rewrite, and then any element of the result may change: free.
+  for (size_t i = 0; i < inputs.size() && i < shadows.size(); ++i)
+    if (inputs[i] && shadows[i] && !isFloat(inputs[i]->dtype()) && shadows[i]->unit != 0) {
+      for (size_t k = 0; k < outputs.size(); ++k)
+        unbounded(k);
+      return result;
+    }
   auto fromTensors = [&](const std::vector<Tensor> &ts) {
     for (size_t k = 0; k < outputs.size(); ++k) {
       if (k >= ts.size() || !isFloat(outputs[k].dtype()) || ts[k].size() != outputs[k].size()) {
@@ -395,6 +404,8 @@ std::vector<Magnitude> propagateMagnitudes(const Node &n, const OpInfo &op,
     for (size_t k = 0; k < outputs.size(); ++k) {
       if (!isFloat(outputs[k].dtype())) {
         result[k] = exactMagnitude(outputs[k]);
+        if (!exactIn)
+          unbounded(k); // a flag or integer computed from rounded values
         continue;
       }
       std::vector<double> m(static_cast<size_t>(outputs[k].size()));

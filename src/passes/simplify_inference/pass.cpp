@@ -7,6 +7,7 @@
 #include "passes/simplify_inference/internal.h"
 
 #include <fmt/format.h>
+#include <map>
 #include <set>
 
 namespace graphvet {
@@ -22,8 +23,11 @@ public:
 
   SimplifyInferenceStats run() {
     Diagnostics ignored; // a node whose types are unknown is refused (unknown-type)
-    // Types are inferred once: a rewrite changes no type the later
-    // decisions read (the data inputs of other normalization nodes).
+    // Types are inferred once: a rewrite changes no type, but the value a
+    // rewritten node produced now comes from a new port, whose type
+    // `carried_` keeps (a normalization reading it would otherwise be
+    // refused as unknown-type, and a second run would rewrite it: not
+    // idempotent).
     ModuleTypes types = inferModuleTypes(m_, ignored);
     for (GraphId g : m_.canonicalGraphOrder())
       runGraph(g, types);
@@ -46,7 +50,12 @@ private:
       if (!bn && !in && !ln)
         continue;
       auto typeOf = [&](size_t k) -> const TensorType * {
-        return k < n.inputs.size() && n.inputs[k] ? types.of(gid, *n.inputs[k]) : nullptr;
+        if (k >= n.inputs.size() || !n.inputs[k])
+          return nullptr;
+        if (const TensorType *t = types.of(gid, *n.inputs[k]))
+          return t;
+        auto it = carried_.find({gid, *n.inputs[k]});
+        return it == carried_.end() ? nullptr : &it->second;
       };
       const TensorType *xType = typeOf(0);
       std::optional<Refusal> refusal = simplify_inference::commonRefusal(g, n, xType);
@@ -64,7 +73,10 @@ private:
         note(g, n, "batch-norm",
              fmt::format("rewrote {} into Mul and Add by folded per-channel constants ({})", n.name,
                          dtypeName(xType->dtype)));
+        std::vector<InPort> readers = g.consumers(OutPort{id, 0});
+        std::optional<TensorType> outType = typeOfOutput(gid, id, types);
         stats_.nodesCreated += simplify_inference::rewriteBatchNorm(g, id, std::move(plan));
+        carryType(gid, g, readers, outType);
         ++stats_.batchNorms;
         removeUnusedConstants(g, inputs);
         continue;
@@ -82,8 +94,31 @@ private:
       note(g, n, in ? "instance-norm" : "layer-norm",
            fmt::format("rewrote {} into ReduceMean over axes [{}] and element-wise steps ({})",
                        n.name, axes, dtypeName(xType->dtype)));
+      std::vector<InPort> readers = g.consumers(OutPort{id, 0});
+      std::optional<TensorType> outType = typeOfOutput(gid, id, types);
       stats_.nodesCreated += simplify_inference::rewriteNorm(g, id, plan);
+      carryType(gid, g, readers, outType);
       ++(in ? stats_.instanceNorms : stats_.layerNorms);
+    }
+  }
+
+  std::optional<TensorType> typeOfOutput(GraphId gid, NodeId id, const ModuleTypes &types) const {
+    if (const TensorType *t = types.of(gid, OutPort{id, 0}))
+      return *t;
+    auto it = carried_.find({gid, OutPort{id, 0}});
+    return it == carried_.end() ? std::nullopt : std::optional<TensorType>(it->second);
+  }
+
+  /// Records `type` for the port the former readers of a rewritten node's
+  /// output 0 read now.
+  void carryType(GraphId gid, const Graph &g, const std::vector<InPort> &readers,
+                 const std::optional<TensorType> &type) {
+    if (!type)
+      return;
+    for (const InPort &r : readers) {
+      const Node &reader = g.node(r.node);
+      if (reader.alive && r.index < reader.inputs.size() && reader.inputs[r.index])
+        carried_.emplace(std::pair{gid, *reader.inputs[r.index]}, *type);
     }
   }
 
@@ -122,6 +157,7 @@ private:
   const SimplifyInferenceOptions &options_;
   std::vector<Remark> *remarks_;
   SimplifyInferenceStats stats_;
+  std::map<std::pair<GraphId, OutPort>, TensorType> carried_; ///< types of the rewrites' results
 };
 
 } // namespace
