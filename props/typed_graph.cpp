@@ -42,8 +42,9 @@ rc::Gen<TypedStep> genTypedStep() {
          std::vector<ElementPick> values) {
         return TypedStep{op, std::move(refs), std::move(choices), std::move(values)};
       },
-      gen::genBelow<uint16_t>(static_cast<uint16_t>(numTypedOps())), genFixed(genBack(), kStepRefs),
-      genFixed(gen::genBelow<uint8_t>(255), kChoiceBytes), genElementPicks());
+      gen::genBelow<uint16_t>(static_cast<uint16_t>(typedStepOpBound())),
+      genFixed(genBack(), kStepRefs), genFixed(gen::genBelow<uint8_t>(255), kChoiceBytes),
+      genElementPicks());
 }
 
 rc::Gen<TypedRecipe> genTypedRecipe(const TypedGenOptions &opts) {
