@@ -46,7 +46,7 @@ size_t numSingleOps() {
 
 /// The entry a step's op number selects: the single op of that number, or
 /// above them the motifs, cycled (typedStepOpBound draws op numbers that
-/// far above the single ops that motifs are about a third of the steps).
+/// far above the single ops that motifs are about a quarter of the steps).
 const CatalogueEntry &entryOf(size_t op) {
   const size_t single = numSingleOps();
   return catalogue()[op < single ? op : single + (op - single) % numMotifs()];
@@ -295,9 +295,10 @@ size_t numTypedMotifs() {
 }
 
 size_t typedStepOpBound() {
-  // single + single/2: half as many numbers above the single ops as below
-  // them, so a uniform draw picks a motif one time in three.
-  return typed::numSingleOps() + typed::numSingleOps() / 2;
+  // single + single/3: a third as many numbers above the single ops as
+  // below them, so a uniform draw picks a motif one time in four (a third
+  // made cases about half as fast: a motif is several nodes).
+  return typed::numSingleOps() + typed::numSingleOps() / 3;
 }
 
 std::string_view typedOpName(size_t i) {

@@ -40,7 +40,7 @@ TypedModule buildTypedModule(const TypedRecipe &recipe);
 /// numTypedMotifs() entries. A step's op number below numTypedOps() -
 /// numTypedMotifs() names that single op; any larger number a motif
 /// (cycled), so that drawing op numbers uniformly below typedStepOpBound()
-/// makes about a third of the steps motifs.
+/// makes about a quarter of the steps motifs.
 size_t numTypedOps();
 size_t numTypedMotifs();
 size_t typedStepOpBound();

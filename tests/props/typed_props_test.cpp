@@ -300,7 +300,7 @@ GRAPHVET_PROP(TypedGraphProps, ShrunkRecipesStayValid, 500, ()) {
 /// cover most dtype pairs, and the constants hold the specials of
 /// tensor-semantics.md §7.
 TEST(TypedGraphProps, EveryOpAndSpecialOccurs) {
-  // 1500: a third of the steps are motifs, so the single ops (Cast among
+  // 1500: a quarter of the steps are motifs, so the single ops (Cast among
   // them) need half as many graphs again as before the motifs to cover as
   // many dtype pairs.
   constexpr uint64_t kCoverageSeeds = 1500;
@@ -444,7 +444,7 @@ TEST(TypedGraphProps, PlainestMotifIsThePattern) {
   }
 }
 
-/// Over fixed seeds of the campaign's draws: about a third of the steps
+/// Over fixed seeds of the campaign's draws: about a quarter of the steps
 /// are motifs, and every numeric-pattern feature occurs.
 TEST(TypedGraphProps, MotifsAreFrequentAndEveryPatternOccurs) {
   constexpr uint64_t kSeeds = 500;
@@ -460,8 +460,8 @@ TEST(TypedGraphProps, MotifsAreFrequentAndEveryPatternOccurs) {
   }
   const double share = static_cast<double>(motifs) / static_cast<double>(steps);
   std::cout << fmt::format("motif steps: {} of {} ({:.1f}%)\n", motifs, steps, 100 * share);
-  EXPECT_GT(share, 0.25);
-  EXPECT_LT(share, 0.42);
+  EXPECT_GT(share, 0.2);
+  EXPECT_LT(share, 0.3);
   for (size_t i = 0; i < kNumFeatures; ++i) {
     const auto f = static_cast<Feature>(i);
     if (!isTypedFeature(f))
