@@ -117,6 +117,40 @@ TEST(Campaign, StopOnFirstFailureStopsEarlyAndTimesTheFirstFailure) {
   EXPECT_FALSE(first.interrupted);
 }
 
+// The module options of a campaign (graphvet fuzz --option) reach the passes
+// of typed cases, and a finding's replay command carries every one of them
+// (the convert-layout and legalize campaigns run with
+// --option convert_layout.target=NHWC / --option legalize.target=npu).
+TEST(Campaign, ModuleOptionsReachTypedPassesAndTheReplayCommand) {
+  CampaignOptions typed = smallCampaign(1);
+  typed.generator = CaseGenerator::Typed;
+  typed.cases = 40;
+  typed.pipeline.passes = std::vector<std::string>{"fold-constant"};
+  CampaignResult plain = runCampaign(typed);
+  typed.pipeline.optionOverrides["fold_constant.max_elements"] = "0";
+  CampaignResult capped = runCampaign(typed);
+  EXPECT_EQ(plain.stats.rules.count("kept:size-cap"), 0u);
+  EXPECT_GT(capped.stats.rules["kept:size-cap"], 0u);
+  EXPECT_EQ(capped.stats.violations, 0u);
+
+  // A dependable failure (as above), to see a finding's replay command.
+  CampaignOptions o = smallCampaign(1);
+  o.cases = 400;
+  o.pipeline.optionOverrides[std::string(kInputReuseMemIndexes)] = "0,1,2,3,4,5,6,7";
+  o.pipeline.optionOverrides["convert_layout.target"] = "NHWC";
+  o.overridesReachOriginal = false;
+  o.stopOnFirstFailure = true;
+  CampaignResult r = runCampaign(o);
+  ASSERT_FALSE(r.findings.empty());
+  for (const std::string &flag :
+       {std::string("--option 'convert_layout.target=NHWC'"),
+        "--option '" + std::string(kInputReuseMemIndexes) + "=0,1,2,3,4,5,6,7'"}) {
+    EXPECT_NE(r.findings[0].replay.find(flag), std::string::npos) << r.findings[0].replay;
+    EXPECT_NE(r.findings[0].fileText().find("# replay: "), std::string::npos);
+    EXPECT_NE(r.findings[0].fileText().find(flag), std::string::npos);
+  }
+}
+
 TEST(Campaign, StopOnFirstFailureChangesNothingWithoutFailures) {
   CampaignOptions o = smallCampaign(1);
   o.cases = 40;
