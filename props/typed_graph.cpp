@@ -9,8 +9,10 @@
 namespace graphvet::props {
 namespace {
 
-/// How many choice bytes a step carries: more than any op builder reads
-/// (Conv, the most, about 36); a builder reading past them gets zeros.
+/// How many choice bytes a step carries: more than any single op's builder
+/// reads (Conv, the most, about 36) and about what the longest motifs read
+/// (four Gemm branches of parallel-dense, about 46); a builder reading past
+/// them gets zeros, the plainest choices.
 constexpr size_t kChoiceBytes = 48;
 /// References a step carries (Concat's, the most, read four).
 constexpr size_t kStepRefs = 4;
