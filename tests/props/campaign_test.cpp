@@ -11,6 +11,7 @@
 #include "props/campaign.h"
 #include "props/evaluate.h"
 #include "props/generate.h"
+#include "props/motif_features.h"
 #include "props/reduce.h"
 #include "props/shrink.h"
 
@@ -149,6 +150,23 @@ TEST(Campaign, ModuleOptionsReachTypedPassesAndTheReplayCommand) {
     EXPECT_NE(r.findings[0].fileText().find("# replay: "), std::string::npos);
     EXPECT_NE(r.findings[0].fileText().find(flag), std::string::npos);
   }
+}
+
+// A mixed campaign's feature sample holds cases of both generators: the
+// memory features and the typed numeric patterns both occur.
+TEST(Campaign, MixedCampaignSamplesBothGenerators) {
+  CampaignOptions o = smallCampaign(1);
+  o.generator = CaseGenerator::Mixed;
+  o.cases = 96;
+  o.pipeline.passes = std::vector<std::string>{"dce"};
+  CampaignResult r = runCampaign(o);
+  EXPECT_EQ(r.stats.features.modules, 12u);
+  uint64_t typed = 0, memory = 0;
+  for (size_t i = 0; i < kNumFeatures; ++i)
+    (isTypedFeature(static_cast<Feature>(i)) ? typed : memory) += r.stats.features.counts[i];
+  EXPECT_GT(typed, 0u);
+  EXPECT_GT(memory, 0u);
+  EXPECT_GT(r.stats.features.counts[static_cast<size_t>(Feature::TensorMove)], 0u);
 }
 
 TEST(Campaign, StopOnFirstFailureChangesNothingWithoutFailures) {
