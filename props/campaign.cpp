@@ -156,9 +156,11 @@ std::optional<Failure> runCase(const CampaignOptions &opts, uint64_t index, Camp
   // The original sees the option overrides, as in graphvet check --option.
   if (opts.overridesReachOriginal)
     writeOptionOverrides(m, opts.pipeline);
-  // Feature coverage is sampled (every kFeatureSample-th case): it costs as
-  // much as building the graph.
-  if (index % kFeatureSample == 0)
+  // Feature coverage is sampled (one case in kFeatureSample): it costs as
+  // much as building the graph. Cases come in sampled pairs (2k, 2k + 1) so
+  // that a mixed campaign, whose odd cases are typed, samples both
+  // generators.
+  if (index % (2 * kFeatureSample) < 2)
     stats.features.add(featuresOf(m));
   Evaluation e = evaluate(m, caseEvalOptions(opts, seed));
   ++stats.cases;

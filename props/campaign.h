@@ -116,7 +116,9 @@ struct CampaignOptions {
   }
 };
 
-/// The campaign counts the features of every kFeatureSample-th case.
+/// The campaign counts the features of one case in kFeatureSample (the
+/// first two of every 2 * kFeatureSample, so a mixed campaign samples both
+/// generators).
 inline constexpr uint64_t kFeatureSample = 8;
 
 struct CampaignStats {

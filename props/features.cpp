@@ -2,6 +2,8 @@
 // (our own reading of semantics.md §4, independent of the pass's parser).
 #include "props/features.h"
 
+#include "props/motif_features.h"
+
 #include "ir/op_library.h"
 
 #include <algorithm>
@@ -179,6 +181,21 @@ constexpr std::string_view kFeatureNames[] = {
     "option-unknown-key",
     "option-empty-value",
     "unknown-attribute",
+    "motif-conv-batchnorm",
+    "motif-conv-batchnorm-relu",
+    "motif-channel-scale-forward",
+    "motif-channel-scale-backward",
+    "motif-channel-scale-zero-negative",
+    "motif-parallel-dense",
+    "motif-parallel-dense-shared-intermediate",
+    "motif-layout-chain",
+    "legalize-gemm",
+    "legalize-hardswish",
+    "legalize-clip-f16",
+    "legalize-conv-unaligned",
+    "norm-instance",
+    "norm-layer",
+    "norm-layer-negative-axis",
 };
 static_assert(std::size(kFeatureNames) == kNumFeatures);
 
@@ -1037,6 +1054,7 @@ FeatureSet featuresOf(const Module &m) {
   classify("ge.exec.outputReuseInputMemIndexes", true);
   classify("ge.exec.inputReuseMemIndexes", false);
   irFeatures(m, f);
+  addMotifFeatures(m, f);
   return f;
 }
 

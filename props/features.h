@@ -202,8 +202,26 @@ enum class Feature : uint8_t {
   OptionEmptyValue,  ///< a reuse option with an empty value (malformed)
   // Everything else.
   UnknownAttribute, ///< an attribute without a memory meaning (node or port level)
+
+  // Numeric patterns (motif_features.h), made by the typed generator's
+  // motifs; isTypedFeature() is true from here on.
+  MotifConvBatchNorm,                   ///< Conv -> BatchNormalization
+  MotifConvBatchNormRelu,               ///< Conv -> BatchNormalization -> Relu
+  MotifChannelScaleForward,             ///< Mul(x, const) [-> Add/act/MaxPool] -> Conv/Gemm/MatMul
+  MotifChannelScaleBackward,            ///< Conv/Gemm/MatMul -> Mul(y, const)
+  MotifChannelScaleZeroNegative,        ///< such a scale holding a 0 and a negative entry
+  MotifParallelDense,                   ///< 2+ MatMul/Gemm with constant weights on one input
+  MotifParallelDenseSharedIntermediate, ///< ... one of them read twice (or an output too)
+  MotifLayoutChain,                     ///< layout-sensitive op -> axis-carrying ops -> Conv
+  LegalizeGemm,                         ///< a Gemm
+  LegalizeHardSwish,                    ///< a HardSwish
+  LegalizeClipF16,                      ///< a Clip with an f16 constant bound
+  LegalizeConvUnaligned,                ///< a Conv whose C or M is not a multiple of 4
+  NormInstance,                         ///< InstanceNormalization
+  NormLayer,                            ///< LayerNormalization
+  NormLayerNegativeAxis,                ///< LayerNormalization with a negative axis
 };
-inline constexpr size_t kNumFeatures = static_cast<size_t>(Feature::UnknownAttribute) + 1;
+inline constexpr size_t kNumFeatures = static_cast<size_t>(Feature::NormLayerNegativeAxis) + 1;
 
 std::string_view featureName(Feature f);
 

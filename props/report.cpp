@@ -211,7 +211,7 @@ std::string renderReport(const CampaignResult &result, const CampaignOptions &ca
   h += "</table>\n</section>\n";
 
   h += fmt::format("<section id=\"features\">\n<h2>Feature coverage</h2>\n<p>Graphs containing "
-                   "each feature, over {} sampled cases (every {}th).</p>\n<table>\n",
+                   "each feature, over {} sampled cases (one in {}).</p>\n<table>\n",
                    s.features.modules, kFeatureSample);
   for (size_t i = 0; i < kNumFeatures; ++i) {
     uint64_t c = s.features.counts[i];

@@ -24,15 +24,32 @@ constexpr size_t kMaxGraphOutputs = 16;
 
 std::vector<CatalogueEntry> makeCatalogue() {
   std::vector<CatalogueEntry> all;
-  for (auto part :
-       {elementwiseEntries(), logicEntries(), shapeEntries(), reduceEntries(), nnEntries()})
+  for (auto part : {elementwiseEntries(), logicEntries(), shapeEntries(), reduceEntries(),
+                    nnEntries(), motifEntries()})
     all.insert(all.end(), part.begin(), part.end());
   return all;
 }
 
+/// The single ops, then the motifs.
 const std::vector<CatalogueEntry> &catalogue() {
   static const std::vector<CatalogueEntry> entries = makeCatalogue();
   return entries;
+}
+
+size_t numMotifs() {
+  return motifEntries().size();
+}
+
+size_t numSingleOps() {
+  return catalogue().size() - numMotifs();
+}
+
+/// The entry a step's op number selects: the single op of that number, or
+/// above them the motifs, cycled (typedStepOpBound draws op numbers that
+/// far above the single ops that motifs are about a quarter of the steps).
+const CatalogueEntry &entryOf(size_t op) {
+  const size_t single = numSingleOps();
+  return catalogue()[op < single ? op : single + (op - single) % numMotifs()];
 }
 
 } // namespace
@@ -220,7 +237,7 @@ void Builder::runStep(const TypedStep &step) {
   ch = Choices(step.choices);
   refPos_ = 0;
   pickPos_ = 0;
-  const CatalogueEntry &e = catalogue()[step.op % catalogue().size()];
+  const CatalogueEntry &e = entryOf(step.op);
   stepOps_.emplace_back(e.op);
   e.build(*this, std::string(e.op));
   step_ = nullptr;
@@ -246,6 +263,10 @@ TypedModule Builder::build() {
   for (size_t i = firstOpValue_; i < pool_.size(); ++i)
     if (g.consumers(pool_[i].port).empty())
       results.push_back(pool_[i]);
+  for (const Value &v : kept_)
+    if (std::find_if(results.begin(), results.end(),
+                     [&](const Value &r) { return r.port == v.port; }) == results.end())
+      results.push_back(v);
   for (uint8_t back : recipe_.outputs)
     results.push_back(ref(back));
   if (results.empty())
@@ -269,8 +290,19 @@ size_t numTypedOps() {
   return typed::catalogue().size();
 }
 
+size_t numTypedMotifs() {
+  return typed::numMotifs();
+}
+
+size_t typedStepOpBound() {
+  // single + single/3: a third as many numbers above the single ops as
+  // below them, so a uniform draw picks a motif one time in four (a third
+  // made cases about half as fast: a motif is several nodes).
+  return typed::numSingleOps() + typed::numSingleOps() / 3;
+}
+
 std::string_view typedOpName(size_t i) {
-  return typed::catalogue()[i % typed::catalogue().size()].op;
+  return typed::entryOf(i).op;
 }
 
 } // namespace graphvet::props

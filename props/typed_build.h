@@ -35,8 +35,16 @@ struct TypedModule {
 
 TypedModule buildTypedModule(const TypedRecipe &recipe);
 
-/// The op catalogue: ONNX op types the typed generator covers.
+/// The op catalogue: ONNX op types the typed generator covers, then the
+/// motifs (multi-node patterns, named "motif:..."), the last
+/// numTypedMotifs() entries. A step's op number below numTypedOps() -
+/// numTypedMotifs() names that single op; any larger number a motif
+/// (cycled), so that drawing op numbers uniformly below typedStepOpBound()
+/// makes about a quarter of the steps motifs.
 size_t numTypedOps();
+size_t numTypedMotifs();
+size_t typedStepOpBound();
+/// The name of the catalogue entry op number `i` selects.
 std::string_view typedOpName(size_t i);
 
 } // namespace graphvet::props

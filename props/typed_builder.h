@@ -86,6 +86,9 @@ public:
   Value emit1(const std::string &op, const Inputs &inputs, AttrMap attrs, const TensorType &out) {
     return emit(op, inputs, std::move(attrs), {out})[0];
   }
+  /// Makes `v` a graph output even when other nodes read it (a motif's
+  /// intermediate with a second, external consumer).
+  void keepAsOutput(const Value &v) { kept_.push_back(v); }
 
 private:
   std::string freshName(const std::string &prefix);
@@ -97,6 +100,7 @@ private:
   Module m_;
   GraphId g_ = 0;
   std::vector<Value> pool_;
+  std::vector<Value> kept_;
   size_t firstOpValue_ = 0;
   std::vector<ModelPort> model_;
   std::vector<std::string> stepOps_;
@@ -120,6 +124,9 @@ std::span<const CatalogueEntry> logicEntries();
 std::span<const CatalogueEntry> shapeEntries();
 std::span<const CatalogueEntry> reduceEntries();
 std::span<const CatalogueEntry> nnEntries();
+/// Motifs (typed_ops_motifs.cpp): entries whose builder emits a multi-node
+/// pattern the mid-end passes act on; they come after the single ops.
+std::span<const CatalogueEntry> motifEntries();
 
 // ---- Small model helpers shared by the family files --------------------------
 

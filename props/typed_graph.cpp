@@ -9,8 +9,10 @@
 namespace graphvet::props {
 namespace {
 
-/// How many choice bytes a step carries: more than any op builder reads
-/// (Conv, the most, about 36); a builder reading past them gets zeros.
+/// How many choice bytes a step carries: more than any single op's builder
+/// reads (Conv, the most, about 36) and about what the longest motifs read
+/// (four Gemm branches of parallel-dense, about 46); a builder reading past
+/// them gets zeros, the plainest choices.
 constexpr size_t kChoiceBytes = 48;
 /// References a step carries (Concat's, the most, read four).
 constexpr size_t kStepRefs = 4;
@@ -42,8 +44,9 @@ rc::Gen<TypedStep> genTypedStep() {
          std::vector<ElementPick> values) {
         return TypedStep{op, std::move(refs), std::move(choices), std::move(values)};
       },
-      gen::genBelow<uint16_t>(static_cast<uint16_t>(numTypedOps())), genFixed(genBack(), kStepRefs),
-      genFixed(gen::genBelow<uint8_t>(255), kChoiceBytes), genElementPicks());
+      gen::genBelow<uint16_t>(static_cast<uint16_t>(typedStepOpBound())),
+      genFixed(genBack(), kStepRefs), genFixed(gen::genBelow<uint8_t>(255), kChoiceBytes),
+      genElementPicks());
 }
 
 rc::Gen<TypedRecipe> genTypedRecipe(const TypedGenOptions &opts) {

@@ -11,6 +11,7 @@
 #include "props/campaign.h"
 #include "props/evaluate.h"
 #include "props/generate.h"
+#include "props/motif_features.h"
 #include "props/reduce.h"
 #include "props/shrink.h"
 
@@ -115,6 +116,57 @@ TEST(Campaign, StopOnFirstFailureStopsEarlyAndTimesTheFirstFailure) {
   EXPECT_EQ(first.firstFailureCase, all.firstFailureCase);
   ASSERT_EQ(first.findings.size(), 1u);
   EXPECT_FALSE(first.interrupted);
+}
+
+// The module options of a campaign (graphvet fuzz --option) reach the passes
+// of typed cases, and a finding's replay command carries every one of them
+// (the convert-layout and legalize campaigns run with
+// --option convert_layout.target=NHWC / --option legalize.target=npu).
+TEST(Campaign, ModuleOptionsReachTypedPassesAndTheReplayCommand) {
+  CampaignOptions typed = smallCampaign(1);
+  typed.generator = CaseGenerator::Typed;
+  typed.cases = 40;
+  typed.pipeline.passes = std::vector<std::string>{"fold-constant"};
+  CampaignResult plain = runCampaign(typed);
+  typed.pipeline.optionOverrides["fold_constant.max_elements"] = "0";
+  CampaignResult capped = runCampaign(typed);
+  EXPECT_EQ(plain.stats.rules.count("kept:size-cap"), 0u);
+  EXPECT_GT(capped.stats.rules["kept:size-cap"], 0u);
+  EXPECT_EQ(capped.stats.violations, 0u);
+
+  // A dependable failure (as above), to see a finding's replay command.
+  CampaignOptions o = smallCampaign(1);
+  o.cases = 400;
+  o.pipeline.optionOverrides[std::string(kInputReuseMemIndexes)] = "0,1,2,3,4,5,6,7";
+  o.pipeline.optionOverrides["convert_layout.target"] = "NHWC";
+  o.overridesReachOriginal = false;
+  o.stopOnFirstFailure = true;
+  CampaignResult r = runCampaign(o);
+  ASSERT_FALSE(r.findings.empty());
+  for (const std::string &flag :
+       {std::string("--option 'convert_layout.target=NHWC'"),
+        "--option '" + std::string(kInputReuseMemIndexes) + "=0,1,2,3,4,5,6,7'"}) {
+    EXPECT_NE(r.findings[0].replay.find(flag), std::string::npos) << r.findings[0].replay;
+    EXPECT_NE(r.findings[0].fileText().find("# replay: "), std::string::npos);
+    EXPECT_NE(r.findings[0].fileText().find(flag), std::string::npos);
+  }
+}
+
+// A mixed campaign's feature sample holds cases of both generators: the
+// memory features and the typed numeric patterns both occur.
+TEST(Campaign, MixedCampaignSamplesBothGenerators) {
+  CampaignOptions o = smallCampaign(1);
+  o.generator = CaseGenerator::Mixed;
+  o.cases = 96;
+  o.pipeline.passes = std::vector<std::string>{"dce"};
+  CampaignResult r = runCampaign(o);
+  EXPECT_EQ(r.stats.features.modules, 12u);
+  uint64_t typed = 0, memory = 0;
+  for (size_t i = 0; i < kNumFeatures; ++i)
+    (isTypedFeature(static_cast<Feature>(i)) ? typed : memory) += r.stats.features.counts[i];
+  EXPECT_GT(typed, 0u);
+  EXPECT_GT(memory, 0u);
+  EXPECT_GT(r.stats.features.counts[static_cast<size_t>(Feature::TensorMove)], 0u);
 }
 
 TEST(Campaign, StopOnFirstFailureChangesNothingWithoutFailures) {

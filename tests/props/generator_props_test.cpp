@@ -10,6 +10,7 @@
 #include "props/features.h"
 #include "props/gen_recipe.h"
 #include "props/generate.h"
+#include "props/motif_features.h"
 
 #include <fmt/format.h>
 
@@ -88,8 +89,10 @@ TEST(GeneratorProps, EveryFeatureOccurs) {
     table +=
         fmt::format("  {:<32} {:>5}\n", featureName(static_cast<Feature>(i)), counts.counts[i]);
   std::cout << "feature coverage over " << counts.modules << " graphs:\n" << table;
+  // The numeric patterns are the typed generator's (typed_props_test.cpp).
   for (Feature f : counts.missing())
-    ADD_FAILURE() << "feature never generated: " << featureName(f);
+    if (!isTypedFeature(f))
+      ADD_FAILURE() << "feature never generated: " << featureName(f);
 }
 
 // Swarm testing: switching a family off removes its features.

@@ -14,6 +14,8 @@
 #include "ir/types.h"
 #include "ir/verifier.h"
 #include "oracle/interpreter.h"
+#include "props/gen_util.h"
+#include "props/motif_features.h"
 #include "props/typed_graph.h"
 
 #include <fmt/format.h>
@@ -298,7 +300,10 @@ GRAPHVET_PROP(TypedGraphProps, ShrunkRecipesStayValid, 500, ()) {
 /// cover most dtype pairs, and the constants hold the specials of
 /// tensor-semantics.md §7.
 TEST(TypedGraphProps, EveryOpAndSpecialOccurs) {
-  constexpr uint64_t kCoverageSeeds = 1000;
+  // 1500: a quarter of the steps are motifs, so the single ops (Cast among
+  // them) need half as many graphs again as before the motifs to cover as
+  // many dtype pairs.
+  constexpr uint64_t kCoverageSeeds = 1500;
   std::map<std::string, int> ops;
   std::map<std::string, int> specials;
   std::set<std::pair<DType, DType>> castPairs;
@@ -350,6 +355,119 @@ TEST(TypedGraphProps, EveryOpAndSpecialOccurs) {
   for (const char *s : {"nan", "+inf", "-inf", "-0", "f32 subnormal", "2^24", "65504"}) {
     std::cout << "  constants holding " << s << ": " << specials[s] << "\n";
     EXPECT_GT(specials[s], 0) << s;
+  }
+}
+
+// ---- Motifs (props/typed_ops_motifs.cpp) ----------------------------------------
+
+/// The catalogue number of motif `i` (the motifs are the last entries).
+uint16_t motifOp(size_t i) {
+  return static_cast<uint16_t>(numTypedOps() - numTypedMotifs() + i);
+}
+
+/// A recipe of one to three steps of one motif (random choices, references
+/// and element picks) over zero to three random sources.
+rc::Gen<TypedRecipe> genMotifRecipe(size_t motif) {
+  return rc::gen::map(
+      rc::gen::pair(
+          rc::gen::container<std::vector<TypedSource>>(*rc::gen::inRange(0, 4), genTypedSource()),
+          rc::gen::container<std::vector<TypedStep>>(*rc::gen::inRange(1, 4), genTypedStep())),
+      [motif](std::pair<std::vector<TypedSource>, std::vector<TypedStep>> p) {
+        for (TypedStep &s : p.second)
+          s.op = motifOp(motif);
+        return TypedRecipe{std::move(p.first), std::move(p.second), {}};
+      });
+}
+
+/// Each motif alone builds a verifier-clean graph of the model's types, the
+/// interpreter runs it without fault, and its outputs are the kernels'.
+GRAPHVET_PROP(TypedGraphProps, EachMotifBuildsWellTypedGraphs, 3000, ()) {
+  const size_t motif = *gen::genBelow<size_t>(numTypedMotifs());
+  TypedModule tm = buildTypedModule(*genMotifRecipe(motif));
+  const uint64_t seed = *rc::gen::arbitrary<uint64_t>();
+  ModuleTypes types = assertWellTyped(tm);
+  oracle::RunReport rep = runAt(tm.module, seed);
+  assertRanCleanly(rep);
+  const oracle::Observation &obs = rep.result.run1.observation;
+  std::map<OutPort, Tensor> values = evaluateDirectly(tm.module, types, obs);
+  const Node &out = netOutput(tm.module);
+  for (size_t k = 0; k < out.inputs.size(); ++k)
+    assertSameTensor(fmt::format("output {}", k), values.at(*out.inputs[k]), obs.outputs[k],
+                     obs.outputViews[k]);
+  RC_TAG(std::string(typedOpName(motifOp(motif))));
+}
+
+/// Every shrink of a motif recipe (fewer steps, smaller choice bytes, other
+/// references, plainer picks) still builds a well-typed graph.
+GRAPHVET_PROP(TypedGraphProps, MotifShrinksStayValid, 300, ()) {
+  const size_t motif = *gen::genBelow<size_t>(numTypedMotifs());
+  const uint64_t seed = *rc::gen::arbitrary<uint64_t>();
+  rc::Shrinkable<TypedRecipe> s = genMotifRecipe(motif)(rc::Random(seed), 60);
+  for (int depth = 0; depth < 8; ++depth) {
+    rc::Seq<rc::Shrinkable<TypedRecipe>> shrinks = s.shrinks();
+    std::optional<rc::Shrinkable<TypedRecipe>> next;
+    int tried = 0;
+    while (auto shrink = shrinks.next()) {
+      assertWellTyped(buildTypedModule(shrink->value()));
+      if (!next)
+        next = *shrink;
+      if (++tried == 8)
+        break;
+    }
+    if (!next)
+      break;
+    s = *next;
+  }
+}
+
+/// 0 bytes is the plainest form of each motif, and it is still the
+/// pattern: one step without choices, references or picks builds it.
+TEST(TypedGraphProps, PlainestMotifIsThePattern) {
+  const std::pair<std::string_view, Feature> expected[] = {
+      {"motif:conv-bn-relu", Feature::MotifConvBatchNormRelu},
+      {"motif:channel-scale", Feature::MotifChannelScaleForward},
+      {"motif:parallel-dense", Feature::MotifParallelDense},
+      {"motif:layout-chain", Feature::MotifLayoutChain},
+      {"motif:legalize-targets", Feature::LegalizeGemm},
+      {"motif:norms", Feature::NormLayer},
+  };
+  ASSERT_EQ(numTypedMotifs(), std::size(expected));
+  for (size_t i = 0; i < numTypedMotifs(); ++i) {
+    ASSERT_EQ(typedOpName(motifOp(i)), expected[i].first);
+    TypedRecipe r;
+    r.steps.push_back(TypedStep{motifOp(i), {}, {}, {}});
+    TypedModule tm = buildTypedModule(r);
+    EXPECT_FALSE(hasErrors(verifyModule(tm.module))) << expected[i].first;
+    EXPECT_TRUE(featuresOf(tm.module)[static_cast<size_t>(expected[i].second)])
+        << expected[i].first << ":\n"
+        << printModule(tm.module);
+  }
+}
+
+/// Over fixed seeds of the campaign's draws: about a quarter of the steps
+/// are motifs, and every numeric-pattern feature occurs.
+TEST(TypedGraphProps, MotifsAreFrequentAndEveryPatternOccurs) {
+  constexpr uint64_t kSeeds = 500;
+  FeatureCounts counts;
+  size_t steps = 0, motifs = 0;
+  for (uint64_t seed = 1; seed <= kSeeds; ++seed) {
+    TypedModule tm = generateTypedModule(seed);
+    for (const std::string &op : tm.stepOps) {
+      ++steps;
+      motifs += op.starts_with("motif:");
+    }
+    counts.add(featuresOf(tm.module));
+  }
+  const double share = static_cast<double>(motifs) / static_cast<double>(steps);
+  std::cout << fmt::format("motif steps: {} of {} ({:.1f}%)\n", motifs, steps, 100 * share);
+  EXPECT_GT(share, 0.2);
+  EXPECT_LT(share, 0.3);
+  for (size_t i = 0; i < kNumFeatures; ++i) {
+    const auto f = static_cast<Feature>(i);
+    if (!isTypedFeature(f))
+      continue;
+    std::cout << fmt::format("  {:<42} {:>4} of {}\n", featureName(f), counts.counts[i], kSeeds);
+    EXPECT_GE(counts.counts[i], kSeeds / 50) << featureName(f);
   }
 }
 
