@@ -3,6 +3,7 @@
 
 #include "ir/printer.h"
 #include "ir/verifier.h"
+#include "passes/convert_layout.h"
 #include "passes/cse.h"
 #include "passes/dce.h"
 #include "passes/fold_constant.h"
@@ -121,6 +122,29 @@ PassStats runSimplifyInferencePass(Module &m, PassContext &ctx) {
   return stats;
 }
 
+PassStats runConvertLayoutPass(Module &m, PassContext &ctx) {
+  ConvertLayoutOptions options;
+  if (auto it = m.options.find(std::string(kConvertLayoutTargetOption)); it != m.options.end()) {
+    if (it->second == "NHWC" || it->second == "nhwc")
+      options.target = TargetLayout::NHWC;
+    else if (it->second == "NCHW" || it->second == "nchw")
+      options.target = TargetLayout::NCHW;
+    else
+      optionWarning(m, it->first, "NHWC or NCHW", ctx.warnings);
+  }
+  ConvertLayoutStats s = runConvertLayout(m, options, &ctx.remarks);
+  PassStats stats;
+  stats.counters["ops_converted"] = s.opsConverted;
+  stats.counters["ops_propagated"] = s.opsPropagated;
+  stats.counters["transposes_inserted"] = s.transposesInserted;
+  stats.counters["transposes_cancelled"] = s.transposesCancelled;
+  stats.counters["consts_transposed"] = s.constsTransposed;
+  stats.counters["transposes_left"] = s.transposesLeft;
+  for (const auto &[tag, count] : s.refused)
+    stats.counters["refused_" + tag] = count;
+  return stats;
+}
+
 PassStats runTensorMoveDeletePass(Module &m, PassContext &ctx) {
   TensorMoveDeleteOptions options;
   options.grants = readReuseGrants(m.options, m.optionLocs, ctx.warnings);
@@ -187,6 +211,14 @@ constexpr PassInfo kPasses[] = {
      2, runTensorMoveDeletePass, NumericContract::Exact,
      "tensor_move_delete.conservative=true|false: decide like the reference design, no "
      "extension (default false)"},
+    {kConvertLayoutName,
+     "rewrite layout-sensitive ops (Conv, pools, norms, Resize, DepthToSpace...) to a target "
+     "layout, weights transposed at compile time, the layout carried through layout-agnostic ops "
+     "so inverse Transposes cancel; graph inputs and outputs keep theirs "
+     "(docs/passes/convert-layout.md)",
+     kExplicitOnly, runConvertLayoutPass, NumericContract::Exact,
+     "convert_layout.target=NHWC|NCHW: the layout to convert to (no default: without it the "
+     "pass does nothing)"},
 };
 
 std::string knownPasses() {
