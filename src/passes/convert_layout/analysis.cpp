@@ -284,7 +284,7 @@ std::optional<Propagation> planPropagation(const Graph &g, GraphId gid, const No
       if (!t)
         return fail("unknown-type", fmt::format("the type of input {} is unknown", k));
       if (t->shape.size() == r) {
-        p.inputs[k] = InputPlan{InputPlan::Demand, p.q, r, {}};
+        p.inputs[k] = InputPlan{InputPlan::Demand, p.q, r, {}, {}};
         continue;
       }
       bool allOnes =
@@ -295,7 +295,7 @@ std::optional<Propagation> planPropagation(const Graph &g, GraphId gid, const No
         return fail("broadcast-operand",
                     fmt::format("input {} ({}) broadcasts from a lower rank and is not a constant",
                                 k, t->str()));
-      p.inputs[k] = InputPlan{InputPlan::Broadcast, p.q, r, {}};
+      p.inputs[k] = InputPlan{InputPlan::Broadcast, p.q, r, {}, {}};
     }
     p.outPerms = {p.q};
     p.what = "element-wise";
@@ -313,7 +313,7 @@ std::optional<Propagation> planPropagation(const Graph &g, GraphId gid, const No
       return fail("bad-axis", "its axis is out of range");
     for (size_t k = 0; k < n.inputs.size(); ++k)
       if (n.inputs[k])
-        p.inputs[k] = InputPlan{InputPlan::Demand, p.q, r, {}};
+        p.inputs[k] = InputPlan{InputPlan::Demand, p.q, r, {}, {}};
     int64_t newAxis = inversePerm(p.q)[static_cast<size_t>(*axis)];
     p.attrs.push_back({"axis", AttrValue::ofInt(newAxis)});
     p.outPerms = {p.q};
@@ -327,7 +327,7 @@ std::optional<Propagation> planPropagation(const Graph &g, GraphId gid, const No
   p.q = permOf[0];
   const size_t inRank = p.q.size();
   const Perm qinv = inversePerm(p.q);
-  p.inputs[0] = InputPlan{InputPlan::Demand, p.q, inRank, {}};
+  p.inputs[0] = InputPlan{InputPlan::Demand, p.q, inRank, {}, {}};
   auto remap = [&](int64_t a) { return qinv[static_cast<size_t>(a)]; };
 
   if (n.type == "Softmax" || n.type == "LogSoftmax" || n.type == "Hardmax" || n.type == "Split") {
@@ -399,7 +399,7 @@ std::optional<Propagation> planPropagation(const Graph &g, GraphId gid, const No
         p.attrs.push_back({"axis", AttrValue::ofInt(newAxes[0])});
       } else if (fromInput) {
         const Tensor *t = constValue(g, *n.inputs[1]);
-        p.inputs[1] = InputPlan{InputPlan::Replace, {}, 0, intTensor(t->dtype(), newAxes)};
+        p.inputs[1] = InputPlan{InputPlan::Replace, {}, 0, intTensor(t->dtype(), newAxes), "axes"};
       } else {
         p.attrs.push_back({"axes", intListAttr(newAxes)});
       }
@@ -435,7 +435,7 @@ std::optional<Propagation> planPropagation(const Graph &g, GraphId gid, const No
         return fail("bad-axis", fmt::format("axis {} is out of range", a));
       newAxes.push_back(remap(*na));
     }
-    InputPlan axesPlan{InputPlan::Replace, {}, 0, intTensor(dtype, newAxes)};
+    InputPlan axesPlan{InputPlan::Replace, {}, 0, intTensor(dtype, newAxes), "axes"};
     if (n.inputs.size() > 3)
       p.inputs[3] = std::move(axesPlan);
     else
@@ -457,7 +457,7 @@ std::optional<Propagation> planPropagation(const Graph &g, GraphId gid, const No
           return fail("bad-axis", fmt::format("axis {} is out of range", a));
         newAxes.push_back(remap(*na));
       }
-      p.inputs[3] = InputPlan{InputPlan::Replace, {}, 0, intTensor(t->dtype(), newAxes)};
+      p.inputs[3] = InputPlan{InputPlan::Replace, {}, 0, intTensor(t->dtype(), newAxes), "axes"};
       p.what = fmt::format("axes {} -> {}", permText(axes), permText(newAxes));
     } else {
       std::vector<int64_t> pads;
@@ -478,7 +478,7 @@ std::optional<Propagation> planPropagation(const Graph &g, GraphId gid, const No
         newPads[inRank + i] = pads[inRank + static_cast<size_t>(p.q[i])];
       }
       if (t)
-        p.inputs[1] = InputPlan{InputPlan::Replace, {}, 0, intTensor(t->dtype(), newPads)};
+        p.inputs[1] = InputPlan{InputPlan::Replace, {}, 0, intTensor(t->dtype(), newPads), "pads"};
       else
         p.attrs.push_back({"pads", intListAttr(newPads)});
       p.what = fmt::format("pads {} -> {}", permText(pads), permText(newPads));

@@ -68,6 +68,7 @@ struct InputPlan {
   Perm perm;
   size_t rank = 0;
   Tensor value;
+  std::string role; ///< Replace: names the new constant ("axes", "pads")
 };
 
 /// What a layout-agnostic op becomes when its data arrives in perm `q`.

@@ -202,8 +202,7 @@ private:
       case InputPlan::Replace:
         if (src)
           s.touch(src->node);
-        now =
-            s.newConstant(g.node(id).name + "_" + (k == 1 ? "pads" : "axes"), std::move(ip.value));
+        now = s.newConstant(g.node(id).name + "_" + ip.role, std::move(ip.value));
         break;
       }
       if (!src || now != *src)
