@@ -344,8 +344,9 @@ std::optional<Propagation> planPropagation(const Graph &g, GraphId gid, const No
     return p;
   }
 
+  // The driver absorbs every plain Transpose; one reaching here is pinned.
   if (n.type == "Transpose")
-    return fail("transpose", "handled by the driver"); // not reached
+    return fail("transpose-pinned", "it carries control edges");
 
   if (isReduce(n.type) || n.type == "ArgMax" || n.type == "ArgMin") {
     if (n.numOutputs != 1)
