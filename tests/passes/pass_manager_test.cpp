@@ -26,7 +26,8 @@ TEST(PassManager, TableListsPassesAtTheirLevels) {
                              {"dce", 1},
                              {"cse", 2},
                              {"simplify-inference", 2},
-                             {"tensor-move-delete", 2}}) {
+                             {"tensor-move-delete", 2},
+                             {"convert-layout", kExplicitOnly}}) {
     const PassInfo *p = findPass(name);
     ASSERT_NE(p, nullptr) << name;
     EXPECT_EQ(p->minLevel, level) << name;
