@@ -411,6 +411,101 @@ std::optional<Propagation> planPropagation(const Graph &g, GraphId gid, const No
     return p;
   }
 
+  if (n.type == "Squeeze" || n.type == "Unsqueeze") {
+    // Axes: input 1 (opset 13) or attribute `axes`; Squeeze without them
+    // drops every size-1 axis, the same set in any layout.
+    std::vector<int64_t> axes;
+    bool present = true, fromInput = false;
+    DType dtype = DType::I64;
+    if (n.inputs.size() > 1 && n.inputs[1]) {
+      const Tensor *t = constValue(g, *n.inputs[1]);
+      if (!t)
+        return fail("squeeze-axes", "its axes input is not a constant");
+      axes = tensorInts(*t);
+      dtype = t->dtype();
+      fromInput = true;
+    } else if (auto a = attrInts(n, "axes")) {
+      axes = *a;
+    } else {
+      present = false;
+    }
+    if (n.type == "Squeeze") {
+      const TensorType *in = types.of(gid, *n.inputs[0]);
+      if (!in)
+        return fail("unknown-type", "the type of its input is unknown");
+      std::vector<bool> drop(inRank, false);
+      for (size_t a = 0; a < inRank && !present; ++a)
+        drop[a] = in->shape[a] == 1;
+      for (int64_t a : axes) {
+        auto na = normalizeAxis(a, inRank);
+        if (!na)
+          return fail("bad-axis", fmt::format("axis {} is out of range", a));
+        drop[static_cast<size_t>(*na)] = true;
+      }
+      std::vector<int64_t> newAxes; // the stored positions of the dropped axes
+      for (size_t i = 0; i < inRank; ++i)
+        if (drop[static_cast<size_t>(p.q[i])])
+          newAxes.push_back(static_cast<int64_t>(i));
+      if (present && fromInput)
+        p.inputs[1] = InputPlan{InputPlan::Replace, {}, 0, intTensor(dtype, newAxes), "axes"};
+      else if (present)
+        p.attrs.push_back({"axes", intListAttr(newAxes)});
+      p.outPerms = {reducedPerm(p.q, drop, false)};
+      p.what = fmt::format("axes {} -> {}", permText(axes), permText(newAxes));
+      return p;
+    }
+    if (!present)
+      return fail("squeeze-axes", "Unsqueeze without axes");
+    // Unsqueeze: the inserted axes keep their output positions; the other
+    // positions hold the input's axes as stored.
+    const size_t outRank = inRank + axes.size();
+    std::vector<bool> inserted(outRank, false);
+    for (int64_t a : axes) {
+      auto na = normalizeAxis(a, outRank);
+      if (!na)
+        return fail("bad-axis", fmt::format("axis {} is out of range", a));
+      inserted[static_cast<size_t>(*na)] = true;
+    }
+    std::vector<int64_t> kept; // output positions of the input's axes
+    for (size_t j = 0; j < outRank; ++j)
+      if (!inserted[j])
+        kept.push_back(static_cast<int64_t>(j));
+    if (kept.size() != inRank)
+      return fail("bad-axis", "its axes repeat");
+    std::vector<int64_t> storedOrder; // original output axes the stored input's axes become
+    for (size_t t = 0; t < inRank; ++t)
+      storedOrder.push_back(kept[static_cast<size_t>(p.q[t])]);
+    // Prefer a channel-moving perm of the output's rank (so a Squeeze /
+    // Unsqueeze round trip lands back in the layout of the ops around it):
+    // possible when the stored axes appear in it in their stored order; the
+    // new axes go where that perm puts the inserted ones.
+    for (bool toNhwc : {true, false}) {
+      Perm c = layoutPerm(outRank, toNhwc);
+      std::vector<int64_t> order, newAxes;
+      for (size_t j = 0; j < outRank; ++j) {
+        if (inserted[static_cast<size_t>(c[j])])
+          newAxes.push_back(static_cast<int64_t>(j));
+        else
+          order.push_back(c[j]);
+      }
+      if (order != storedOrder)
+        continue;
+      if (fromInput)
+        p.inputs[1] = InputPlan{InputPlan::Replace, {}, 0, intTensor(dtype, newAxes), "axes"};
+      else
+        p.attrs.push_back({"axes", intListAttr(newAxes)});
+      p.outPerms = {c};
+      p.what = fmt::format("axes {} -> {}", permText(axes), permText(newAxes));
+      return p;
+    }
+    Perm out = identityPerm(outRank); // the inserted axes keep their positions
+    for (size_t t = 0; t < inRank; ++t)
+      out[static_cast<size_t>(kept[t])] = storedOrder[t];
+    p.outPerms = {out};
+    p.what = fmt::format("axes {} kept", permText(axes));
+    return p;
+  }
+
   if (n.type == "Slice") {
     if (n.attr("starts") || n.inputs.size() < 3)
       return fail("slice-attr", "its opset-1 form keeps starts and axes in attributes");
