@@ -23,6 +23,13 @@ std::vector<PipelineOptions> pipelines() {
     po.passes = std::vector<std::string>{std::string(p.name)};
     out.push_back(po);
   }
+  // convert-layout does nothing without a target layout: once per target.
+  for (const char *target : {"NHWC", "NCHW"}) {
+    PipelineOptions po;
+    po.passes = std::vector<std::string>{"convert-layout"};
+    po.optionOverrides["convert_layout.target"] = target;
+    out.push_back(po);
+  }
   for (unsigned level = 1; level <= kMaxOptLevel; ++level) {
     PipelineOptions po;
     po.optLevel = level;
@@ -32,7 +39,10 @@ std::vector<PipelineOptions> pipelines() {
 }
 
 std::string describe(const PipelineOptions &po) {
-  return po.passes ? "--passes " + passesFlag(po) : "-O" + std::to_string(po.optLevel);
+  std::string s = po.passes ? "--passes " + passesFlag(po) : "-O" + std::to_string(po.optLevel);
+  for (const auto &[key, value] : po.optionOverrides)
+    s += " --option " + key + "=" + value;
+  return s;
 }
 
 oracle::CheckOptions fastCheck(uint64_t seed) {
