@@ -89,7 +89,9 @@ OutPort Surgery::transposePort(OutPort p, Perm x) {
   if (const Tensor *value = constValue(g_, p);
       value && src.ctrlIn.empty() && src.ctrlOut.empty() && value->shape().size() == x.size()) {
     std::string name = src.name;
+    SourceLoc loc = src.loc; // addNode may move the nodes: copy before
     result = newConstant(name + "_T" + permSuffix(x), transposeTensor(*value, x));
+    g_.node(result.node).loc = loc;
     touched_.insert(p.node);
     ++stats_.constsTransposed;
     events_.push_back({result.node, fmt::format("transposed constant {} by {} at compile time",
@@ -122,14 +124,14 @@ OutPort Surgery::broadcastConstant(OutPort original, const Perm &q, size_t rank)
   while (trimmed.size() > own && trimmed.front() == 1)
     trimmed.erase(trimmed.begin());
   std::string name = g_.node(original.node).name;
+  std::string message = fmt::format("permuted broadcast constant {} {} to {} at compile time", name,
+                                    value.type().str(), TensorType{value.dtype(), trimmed}.str());
+  SourceLoc loc = g_.node(original.node).loc; // addNode may move the nodes: copy before
   OutPort result = newConstant(name + "_b" + permSuffix(q), reshaped(permuted, trimmed));
+  g_.node(result.node).loc = loc;
   touched_.insert(original.node);
   ++stats_.constsTransposed;
-  events_.push_back(
-      {result.node, fmt::format("permuted broadcast constant {} {} to {} at compile "
-                                "time",
-                                name, value.type().str(),
-                                g_.node(result.node).attr("value")->asTensor().type().str())});
+  events_.push_back({result.node, std::move(message)});
   broadcastMemo_[key] = result;
   return result;
 }
