@@ -131,7 +131,11 @@ private:
     }
     Node &n = g.node(id);
     n.attrs["layout"] = AttrValue::ofString(targetName());
-    permuteDescribedShape(n, 0, m);
+    // Every output of the data's rank is stored like output 0 (MaxPool's
+    // unused Indices); the others (BatchNormalization's statistics) are
+    // [C] vectors, which permuteDescribedShape leaves alone.
+    for (uint32_t k = 0; k < n.numOutputs; ++k)
+      permuteDescribedShape(n, k, m);
     s.place(OutPort{id, 0}, {OutPort{id, 0}, m});
     ++stats_.opsConverted;
     note(g, n, "converted",
