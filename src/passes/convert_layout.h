@@ -37,6 +37,7 @@ struct ConvertLayoutStats {
   int64_t transposesInserted = 0;  ///< Transpose nodes created
   int64_t transposesCancelled = 0; ///< Transpose nodes removed (composed away or cancelled)
   int64_t constsTransposed = 0;    ///< constants permuted at compile time (new Const)
+  int64_t reshapesInserted = 0;    ///< Reshapes raising a broadcast operand's rank
   int64_t transposesLeft = 0;      ///< Transpose nodes in the rewritten graphs afterwards
   std::map<std::string, int64_t> refused; ///< by remark tag
 };

@@ -139,6 +139,7 @@ PassStats runConvertLayoutPass(Module &m, PassContext &ctx) {
   stats.counters["transposes_inserted"] = s.transposesInserted;
   stats.counters["transposes_cancelled"] = s.transposesCancelled;
   stats.counters["consts_transposed"] = s.constsTransposed;
+  stats.counters["reshapes_inserted"] = s.reshapesInserted;
   stats.counters["transposes_left"] = s.transposesLeft;
   for (const auto &[tag, count] : s.refused)
     stats.counters["refused_" + tag] = count;

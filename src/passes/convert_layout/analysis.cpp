@@ -291,10 +291,13 @@ std::optional<Propagation> planPropagation(const Graph &g, GraphId gid, const No
           std::all_of(t->shape.begin(), t->shape.end(), [](int64_t d) { return d == 1; });
       if (allOnes)
         continue; // a scalar-like operand broadcasts the same in any layout
-      if (!constValue(g, *n.inputs[k]))
-        return fail("broadcast-operand",
-                    fmt::format("input {} ({}) broadcasts from a lower rank and is not a constant",
-                                k, t->str()));
+      // A constant is permuted at compile time; a value is reshaped to the
+      // output's rank and transposed (a Reshape reads 0 as "copy": refused).
+      if (!constValue(g, *n.inputs[k]) &&
+          std::any_of(t->shape.begin(), t->shape.end(), [](int64_t d) { return d == 0; }))
+        return fail(
+            "broadcast-operand",
+            fmt::format("input {} ({}) broadcasts from a lower rank and is empty", k, t->str()));
       p.inputs[k] = InputPlan{InputPlan::Broadcast, p.q, r, {}, {}};
     }
     p.outPerms = {p.q};

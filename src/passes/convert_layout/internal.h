@@ -62,7 +62,7 @@ struct InputPlan {
   enum Kind {
     Keep,      ///< the original value, as stored (identity demand)
     Demand,    ///< the value stored in `perm`
-    Broadcast, ///< a constant of lower rank, padded to `rank` then permuted by `perm`
+    Broadcast, ///< an operand of lower rank, padded to `rank` then permuted by `perm`
     Replace,   ///< a new constant `value` (remapped axes, reordered pads)
   } kind = Keep;
   Perm perm;
@@ -119,6 +119,10 @@ public:
   /// `q`: padded with leading 1s to `rank`, permuted, leading 1s beyond its
   /// own rank dropped again ([C, 1, 1] under [0, 2, 3, 1] becomes [1, 1, C]).
   OutPort broadcastConstant(OutPort original, const Perm &q, size_t rank);
+  /// A non-constant operand of shape `shape` (rank < `rank`) broadcasting
+  /// against data stored in perm `q`: Reshape to `rank` (leading 1s), then
+  /// the Transpose (composed like any demand).
+  OutPort broadcastValue(OutPort original, const Perm &q, size_t rank, const Shape &shape);
   /// A new Const named after `base`.
   OutPort newConstant(const std::string &base, Tensor value);
   /// Removes the Transposes and constants the rewrite left without

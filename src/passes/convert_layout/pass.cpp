@@ -201,7 +201,10 @@ private:
         now = s.demand(*src, ip.perm);
         break;
       case InputPlan::Broadcast:
-        now = s.broadcastConstant(s.placed(*src).port, ip.perm, ip.rank);
+        if (convert_layout::constValue(g, *src))
+          now = s.broadcastConstant(*src, ip.perm, ip.rank);
+        else
+          now = s.broadcastValue(*src, ip.perm, ip.rank, types.of(gid, *src)->shape);
         break;
       case InputPlan::Replace:
         if (src)

@@ -136,6 +136,31 @@ OutPort Surgery::broadcastConstant(OutPort original, const Perm &q, size_t rank)
   return result;
 }
 
+OutPort Surgery::broadcastValue(OutPort original, const Perm &q, size_t rank, const Shape &shape) {
+  auto key = std::make_pair(original, q);
+  if (auto it = broadcastMemo_.find(key); it != broadcastMemo_.end())
+    return it->second;
+  OutPort base = demand(original, {});
+  Shape padded(rank - shape.size(), 1);
+  padded.insert(padded.end(), shape.begin(), shape.end());
+  Tensor target(TensorType{DType::I64, {static_cast<int64_t>(rank)}});
+  for (size_t i = 0; i < rank; ++i)
+    target.setInt(static_cast<int64_t>(i), padded[i]);
+  const std::string name = g_.node(base.node).name;
+  const SourceLoc loc = g_.node(base.node).loc;
+  OutPort shapeConst = newConstant(fmt::format("{}_shape{}", name, rank), std::move(target));
+  g_.node(shapeConst.node).loc = loc;
+  NodeId id =
+      g_.addNode(freshName(fmt::format("{}_r{}", name, rank)), "Reshape", {base, shapeConst}, 1);
+  g_.node(id).loc = loc;
+  ++stats_.reshapesInserted;
+  events_.push_back({id, fmt::format("reshaped {} {} to {} to broadcast in the permuted layout",
+                                     name, permText(shape), permText(padded))});
+  OutPort result = transposePort(OutPort{id, 0}, q);
+  broadcastMemo_[key] = result;
+  return result;
+}
+
 OutPort Surgery::newConstant(const std::string &base, Tensor value) {
   NodeId id = g_.addNode(freshName(base), "Const", {}, 1);
   g_.node(id).attrs["value"] =
