@@ -4,6 +4,7 @@
 #include "ir/printer.h"
 #include "ir/verifier.h"
 #include "passes/combine_parallel_dense.h"
+#include "passes/convert_layout.h"
 #include "passes/cse.h"
 #include "passes/dce.h"
 #include "passes/fold_constant.h"
@@ -163,6 +164,35 @@ PassStats runFoldScaleAxisPass(Module &m, PassContext &ctx) {
   return stats;
 }
 
+PassStats runConvertLayoutPass(Module &m, PassContext &ctx) {
+  ConvertLayoutOptions options;
+  if (auto it = m.options.find(std::string(kConvertLayoutTargetOption)); it != m.options.end()) {
+    if (it->second == "NHWC" || it->second == "nhwc")
+      options.target = TargetLayout::NHWC;
+    else if (it->second == "NCHW" || it->second == "nchw")
+      options.target = TargetLayout::NCHW;
+    else
+      optionWarning(m, it->first, "NHWC or NCHW", ctx.warnings);
+  }
+  // A level pipeline holds convert-layout for the graphs that ask for a
+  // target; without one it stays silent (named in --passes, it says why it
+  // did nothing).
+  if (!options.target && !ctx.options.passes)
+    return PassStats{};
+  ConvertLayoutStats s = runConvertLayout(m, options, &ctx.remarks);
+  PassStats stats;
+  stats.counters["ops_converted"] = s.opsConverted;
+  stats.counters["ops_propagated"] = s.opsPropagated;
+  stats.counters["transposes_inserted"] = s.transposesInserted;
+  stats.counters["transposes_cancelled"] = s.transposesCancelled;
+  stats.counters["consts_transposed"] = s.constsTransposed;
+  stats.counters["reshapes_inserted"] = s.reshapesInserted;
+  stats.counters["transposes_left"] = s.transposesLeft;
+  for (const auto &[tag, count] : s.refused)
+    stats.counters["refused_" + tag] = count;
+  return stats;
+}
+
 PassStats runTensorMoveDeletePass(Module &m, PassContext &ctx) {
   TensorMoveDeleteOptions options;
   options.grants = readReuseGrants(m.options, m.optionLocs, ctx.warnings);
@@ -193,8 +223,9 @@ PassStats runTensorMoveDeletePass(Module &m, PassContext &ctx) {
 }
 
 // In pipeline order (midend-passes.md): -O1 is simplify, fold-constant, dce;
-// -O2 adds cse, simplify-inference and tensor-move-delete; -O3 adds the passes that change
-// kernels (none yet, so -O3 runs what -O2 runs).
+// -O2 adds cse, simplify-inference and tensor-move-delete; -O3 adds fold-scale-axis,
+// combine-parallel-dense and convert-layout (which acts only with a target layout). legalize
+// runs only when named (it needs a target).
 constexpr PassInfo kPasses[] = {
     {kSimplifyName,
      "rewrite redundant ops by the declarative rule table to a fixpoint "
@@ -227,7 +258,7 @@ constexpr PassInfo kPasses[] = {
      "fold a per-channel Mul by a constant (and its Add) into the weights and bias of the "
      "Conv/ConvTranspose/Gemm/MatMul before it, or into the weights of the Conv/Gemm/MatMul "
      "after it (docs/passes/fold-scale-axis.md)",
-     kExplicitOnly, runFoldScaleAxisPass, NumericContract::Approx,
+     3, runFoldScaleAxisPass, NumericContract::Approx,
      "fold_scale_axis.backward=true|false: fold into the producer's output channels "
      "(default true)\n"
      "fold_scale_axis.forward=true|false: fold into the consumer's input channels "
@@ -235,9 +266,17 @@ constexpr PassInfo kPasses[] = {
     {kCombineParallelDenseName,
      "combine MatMul/Gemm branches on one input into one op on concatenated weights and a "
      "Split, with their matching element-wise follow-ons (docs/passes/combine-parallel-dense.md)",
-     kExplicitOnly, runCombineParallelDensePass, NumericContract::Exact,
+     3, runCombineParallelDensePass, NumericContract::Exact,
      "combine_parallel_dense.min_num_branches=N: fewest branches of one signature to combine, "
      "at least 2 (default 3)"},
+    {kConvertLayoutName,
+     "rewrite layout-sensitive ops (Conv, pools, norms, Resize, DepthToSpace...) to a target "
+     "layout, weights transposed at compile time, the layout carried through layout-agnostic ops "
+     "so inverse Transposes cancel; graph inputs and outputs keep theirs "
+     "(docs/passes/convert-layout.md)",
+     3, runConvertLayoutPass, NumericContract::Exact,
+     "convert_layout.target=NHWC|NCHW: the layout to convert to (no default: without it the "
+     "pass does nothing)"},
     {kTensorMoveDeleteName,
      "delete TensorMove copies proven redundant (scenarios 1-5, Rules 1-5 of "
      "docs/passes/tensor-move-delete.md)",

@@ -20,13 +20,17 @@ graph root {
 
 TEST(PassManager, TableListsPassesAtTheirLevels) {
   // midend-passes.md: -O1 simplify, fold-constant, dce; -O2 adds cse,
-  // simplify-inference and tensor-move-delete.
+  // simplify-inference and tensor-move-delete; -O3 adds fold-scale-axis,
+  // combine-parallel-dense and convert-layout; legalize only when named.
   ASSERT_FALSE(allPasses().empty());
   for (auto [name, level] : {std::pair<const char *, unsigned>{"simplify", 1},
                              {"dce", 1},
                              {"cse", 2},
                              {"simplify-inference", 2},
-                             {"tensor-move-delete", 2}}) {
+                             {"tensor-move-delete", 2},
+                             {"fold-scale-axis", 3},
+                             {"combine-parallel-dense", 3},
+                             {"convert-layout", 3}}) {
     const PassInfo *p = findPass(name);
     ASSERT_NE(p, nullptr) << name;
     EXPECT_EQ(p->minLevel, level) << name;

@@ -30,6 +30,13 @@ std::vector<PipelineOptions> pipelines() {
   numeric.passes =
       std::vector<std::string>{"simplify-inference", "fold-scale-axis", "fold-constant"};
   out.push_back(numeric);
+  // convert-layout does nothing without a target layout: once per target.
+  for (const char *target : {"NHWC", "NCHW"}) {
+    PipelineOptions po;
+    po.passes = std::vector<std::string>{"convert-layout"};
+    po.optionOverrides["convert_layout.target"] = target;
+    out.push_back(po);
+  }
   for (unsigned level = 1; level <= kMaxOptLevel; ++level) {
     PipelineOptions po;
     po.optLevel = level;
@@ -39,7 +46,10 @@ std::vector<PipelineOptions> pipelines() {
 }
 
 std::string describe(const PipelineOptions &po) {
-  return po.passes ? "--passes " + passesFlag(po) : "-O" + std::to_string(po.optLevel);
+  std::string s = po.passes ? "--passes " + passesFlag(po) : "-O" + std::to_string(po.optLevel);
+  for (const auto &[key, value] : po.optionOverrides)
+    s += " --option " + key + "=" + value;
+  return s;
 }
 
 oracle::CheckOptions fastCheck(uint64_t seed) {
