@@ -69,7 +69,8 @@ RuleResult legalizeConv(RuleInput &in) {
   DType t = x->dtype;
   auto it = in.target.ops.find("Conv");
   if (it == in.target.ops.end() || !in.target.supportsOp("Conv", t))
-    return refused("no-rule", fmt::format("target {} has no Conv of {} to pad into", in.target.name,
+    return refused("no-rule", fmt::format("no exact rewrite of Conv of {} (no Conv of that dtype "
+                                          "to pad into)",
                                           dtypeName(t)));
   int64_t k = it->second.channelsMultipleOf;
   std::string layout = attrString(n, "layout", "NCHW");
