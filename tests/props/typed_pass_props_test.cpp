@@ -21,6 +21,8 @@ std::vector<PipelineOptions> pipelines() {
   for (const PassInfo &p : allPasses()) {
     PipelineOptions po;
     po.passes = std::vector<std::string>{std::string(p.name)};
+    if (p.name == "legalize") // the one pass that needs an option to run
+      po.optionOverrides["legalize.target"] = "npu";
     out.push_back(po);
   }
   for (unsigned level = 1; level <= kMaxOptLevel; ++level) {
