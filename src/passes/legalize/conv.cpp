@@ -58,6 +58,51 @@ RuleResult refused(std::string tag, std::string why) {
   return {Refusal{std::move(tag), std::move(why)}, {}};
 }
 
+/// What the Conv rule decided: the channel counts before and after, and where they are.
+struct ConvPlan {
+  DType t = DType::F32;
+  int64_t rank = 4;
+  size_t cAxis =
+      1; ///< the channel axis of X and Y, and W's input axis (NCHW/OIHW: 1; NHWC/OHWI: last)
+  int64_t C = 0, M = 0, C2 = 0, M2 = 0;
+  bool depthwise = false;
+  const Tensor *w = nullptr;
+  const Tensor *bias = nullptr;
+};
+
+/// Carries the plan out: Pad, padded constants, Conv, Slice.
+void buildConv(Builder &bld, const Node &old, const ConvPlan &p) {
+  OutPort xv = *old.inputs[0];
+  if (p.C2 != p.C) {
+    std::vector<int64_t> pads(2 * static_cast<size_t>(p.rank), 0);
+    pads[static_cast<size_t>(p.rank) + p.cAxis] = p.C2 - p.C; // end of the channel axis
+    xv = bld.op("pad", "Pad", {xv});
+    bld.node(xv).attrs["pads"] = intList(pads);
+  }
+  Shape ws = p.w->shape();
+  ws[0] = p.M2;
+  if (!p.depthwise)
+    ws[p.cAxis] = p.C2;
+  std::vector<std::optional<OutPort>> inputs = {xv,
+                                                bld.constant("weights", padTensor(*p.w, ws, -0.0))};
+  if (p.bias)
+    inputs.push_back(bld.constant("bias", padTensor(*p.bias, Shape{p.M2}, 0.0)));
+  OutPort conv = bld.op("padded", "Conv", std::move(inputs));
+  for (const auto &[key, value] : old.attrs)
+    if (key.rfind("out0.", 0) != 0)
+      bld.node(conv).attrs[key] = value;
+  if (p.depthwise)
+    bld.node(conv).attrs["group"] = AttrValue::ofInt(p.C2);
+  OutPort result = conv;
+  if (p.M2 != p.M) {
+    result = bld.op("slice", "Slice", {conv});
+    bld.node(result).attrs["starts"] = intList({0});
+    bld.node(result).attrs["ends"] = intList({p.M});
+    bld.node(result).attrs["axes"] = intList({static_cast<int64_t>(p.cAxis)});
+  }
+  bld.finish(result);
+}
+
 } // namespace
 
 RuleResult legalizeConv(RuleInput &in) {
@@ -66,82 +111,51 @@ RuleResult legalizeConv(RuleInput &in) {
   const TensorType *wt = in.inputTypes.size() > 1 ? in.inputTypes[1] : nullptr;
   if (!x || !wt || x->rank() < 3 || wt->rank() != x->rank())
     return refused("unknown-type", "the types of X and W are unknown");
-  DType t = x->dtype;
+  ConvPlan p;
+  p.t = x->dtype;
   auto it = in.target.ops.find("Conv");
-  if (it == in.target.ops.end() || !in.target.supportsOp("Conv", t))
+  if (it == in.target.ops.end() || !in.target.supportsOp("Conv", p.t))
     return refused("no-rule", fmt::format("no exact rewrite of Conv of {} (no Conv of that dtype "
                                           "to pad into)",
-                                          dtypeName(t)));
-  int64_t k = it->second.channelsMultipleOf;
-  std::string layout = attrString(n, "layout", "NCHW");
-  bool nhwc = layout == "NHWC";
-  int64_t r = x->rank();
-  size_t cAxis = nhwc ? static_cast<size_t>(r - 1) : 1; // X's and Y's channel axis
-  size_t wIn = cAxis;                                   // W: OIHW or OHWI
-  int64_t C = x->shape[cAxis], M = wt->shape[0];
+                                          dtypeName(p.t)));
+  p.rank = x->rank();
+  p.cAxis = attrString(n, "layout", "NCHW") == "NHWC" ? static_cast<size_t>(p.rank - 1) : 1;
+  p.C = x->shape[p.cAxis];
+  p.M = wt->shape[0];
   int64_t group = attrInt(n, "group", 1);
-  bool depthwise = group > 1 && group == C && M == C && wt->shape[wIn] == 1;
-  if (group != 1 && !depthwise)
+  p.depthwise = group > 1 && group == p.C && p.M == p.C && wt->shape[p.cAxis] == 1;
+  if (group != 1 && !p.depthwise)
     return refused("conv-grouped",
                    fmt::format("group = {} with {} input and {} output channels: padding would "
                                "go inside every group (only depthwise, group = C = M, is padded)",
-                               group, C, M));
-  const Tensor *w = constValue(in.g, n.inputs[1]);
+                               group, p.C, p.M));
+  p.w = constValue(in.g, n.inputs[1]);
   bool hasBias = n.inputs.size() > 2 && n.inputs[2].has_value();
-  const Tensor *bias = hasBias ? constValue(in.g, n.inputs[2]) : nullptr;
-  if (!w || (hasBias && !bias))
+  p.bias = hasBias ? constValue(in.g, n.inputs[2]) : nullptr;
+  if (!p.w || (hasBias && !p.bias))
     return refused("conv-weights-not-constant",
                    "the weights (and bias) must be constants to be padded at compile time");
-  int64_t C2 = roundUp(C, k), M2 = roundUp(M, k);
-  if (depthwise)
-    M2 = C2;
+  int64_t k = it->second.channelsMultipleOf;
+  p.C2 = roundUp(p.C, k);
+  p.M2 = p.depthwise ? p.C2 : roundUp(p.M, k);
   std::vector<std::pair<std::string, DType>> needed;
-  if (C2 != C)
-    needed.emplace_back("Pad", t);
-  if (M2 != M)
-    needed.emplace_back("Slice", t);
+  if (p.C2 != p.C)
+    needed.emplace_back("Pad", p.t);
+  if (p.M2 != p.M)
+    needed.emplace_back("Slice", p.t);
   if (auto missing = missingOps(in.target, needed))
     return {missing, {}};
-
-  Node old = n;
+  Node old = n; // a copy: the node is removed first, freeing its name
   in.g.removeNode(in.id);
   Builder bld(in.g, old);
-  OutPort xv = *old.inputs[0];
-  if (C2 != C) {
-    std::vector<int64_t> pads(2 * static_cast<size_t>(r), 0);
-    pads[static_cast<size_t>(r) + cAxis] = C2 - C; // end of the channel axis
-    xv = bld.op("pad", "Pad", {xv});
-    bld.node(xv).attrs["pads"] = intList(pads);
-  }
-  Shape ws = w->shape();
-  ws[0] = M2;
-  if (!depthwise)
-    ws[wIn] = C2;
-  std::vector<std::optional<OutPort>> inputs = {xv,
-                                                bld.constant("weights", padTensor(*w, ws, -0.0))};
-  if (bias)
-    inputs.push_back(bld.constant("bias", padTensor(*bias, Shape{M2}, 0.0)));
-  OutPort conv = bld.op("padded", "Conv", std::move(inputs));
-  for (const auto &[key, value] : old.attrs)
-    if (key.rfind("out0.", 0) != 0)
-      bld.node(conv).attrs[key] = value;
-  if (depthwise)
-    bld.node(conv).attrs["group"] = AttrValue::ofInt(C2);
-  OutPort result = conv;
-  if (M2 != M) {
-    result = bld.op("slice", "Slice", {conv});
-    bld.node(result).attrs["starts"] = intList({0});
-    bld.node(result).attrs["ends"] = intList({M});
-    bld.node(result).attrs["axes"] = intList({static_cast<int64_t>(cAxis)});
-  }
-  bld.finish(result);
-  return {
-      std::nullopt,
-      Rewritten{fmt::format("Conv{} with channels padded from {} in, {} out to {} in, {} out "
-                            "(-0 weights, +0 data{}){}",
-                            depthwise ? " (depthwise)" : "", C, M, C2, M2, bias ? ", +0 bias" : "",
-                            M2 != M ? " and the added outputs sliced off" : ""),
-                bld.created()}};
+  buildConv(bld, old, p); // p.w and p.bias point into Consts the removal leaves alive
+  return {std::nullopt,
+          Rewritten{fmt::format("Conv{} with channels padded from {} in, {} out to {} in, {} out "
+                                "(-0 weights, +0 data{}){}",
+                                p.depthwise ? " (depthwise)" : "", p.C, p.M, p.C2, p.M2,
+                                p.bias ? ", +0 bias" : "",
+                                p.M2 != p.M ? " and the added outputs sliced off" : ""),
+                    bld.created()}};
 }
 
 } // namespace graphvet::legalize

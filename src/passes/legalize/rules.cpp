@@ -30,98 +30,114 @@ RuleResult refused(std::string tag, std::string why) {
 //   f64, Mul by alpha, Add beta * C in f64, Cast back: the same operations, the same
 //   roundings. Without C and alpha = 1 a half MatMul rounds acc once, as the kernel.
 // - integers: alpha = beta = 1 only (MatMul and Add wrap as the kernel's 64-bit sum does).
-RuleResult legalizeGemm(RuleInput &in) {
-  const Node &n = in.g.node(in.id);
-  const TensorType *a = in.inputTypes.size() > 0 ? in.inputTypes[0] : nullptr;
-  const TensorType *b = in.inputTypes.size() > 1 ? in.inputTypes[1] : nullptr;
-  bool hasC = n.inputs.size() > 2 && n.inputs[2].has_value();
-  if (!a || !b || (hasC && !in.inputTypes[2]))
-    return refused("unknown-type", "an input's type is unknown");
-  DType t = a->dtype;
-  bool transA = attrInt(n, "transA", 0) != 0, transB = attrInt(n, "transB", 0) != 0;
-  double alpha = static_cast<float>(attrFloat(n, "alpha", 1.0));
-  double beta = static_cast<float>(attrFloat(n, "beta", 1.0));
-  bool unitAlpha = alpha == 1.0, unitBeta = !hasC || beta == 1.0;
-  if (!isFloat(t) && (!unitAlpha || !unitBeta))
-    return refused("gemm-int-scale",
-                   fmt::format("integer Gemm with alpha = {} and beta = {}: a Mul in {} would "
-                               "wrap where the kernel's 64-bit sum does not",
-                               alpha, beta, dtypeName(t)));
-  // The direct form: MatMul (+ Mul alpha) (+ Add C) in the data's dtype.
-  bool direct = !isFloat(t) || (!isHalf(t) && (!hasC || (unitAlpha && unitBeta))) ||
-                (t == DType::F64) || (isHalf(t) && !hasC && unitAlpha);
-  std::vector<std::pair<std::string, DType>> needed = {{"MatMul", t}};
-  if (transA || transB)
-    needed.emplace_back("Transpose", t);
-  if (direct) {
-    if (!unitAlpha)
-      needed.emplace_back("Mul", t);
-    if (hasC && !unitBeta)
-      needed.emplace_back("Mul", t);
-    if (hasC)
-      needed.emplace_back("Add", t);
-  } else {
-    DType acc = isHalf(t) ? DType::F32 : t;
-    needed = {{"MatMul", acc}, {"Cast", acc}, {"Cast", DType::F64}, {"Add", DType::F64}};
-    if (t != acc)
-      needed.emplace_back("Cast", t);
-    if (transA || transB)
-      needed.emplace_back("Transpose", t);
-    if (!unitAlpha || !unitBeta)
-      needed.emplace_back("Mul", DType::F64);
-  }
-  if (auto missing = missingOps(in.target, needed))
-    return {missing, {}};
+namespace {
 
-  Node old = n; // a copy: the node is removed first, freeing its name
-  in.g.removeNode(in.id);
-  Builder bld(in.g, old);
-  auto transposed = [&](const std::string &suffix, OutPort p) {
-    OutPort tr = bld.op(suffix, "Transpose", {p});
+/// What the Gemm rule decided: the form and the values it needs.
+struct GemmPlan {
+  DType t = DType::F32;
+  bool transA = false, transB = false, hasC = false;
+  double alpha = 1, beta = 1; ///< the f32 attribute values
+  /// MatMul (+ Mul alpha) (+ Add C) in the data's dtype; otherwise the kernel's f64 steps.
+  bool direct = true;
+  bool unitAlpha() const { return alpha == 1.0; }
+  bool unitBeta() const { return !hasC || beta == 1.0; }
+};
+
+/// The (op, dtype) pairs the rewrite of `p` creates.
+std::vector<std::pair<std::string, DType>> gemmNeeds(const GemmPlan &p) {
+  DType acc = isHalf(p.t) ? DType::F32 : p.t;
+  std::vector<std::pair<std::string, DType>> needed = {{"MatMul", p.direct ? p.t : acc}};
+  if (p.transA || p.transB)
+    needed.emplace_back("Transpose", p.t);
+  DType arith = p.direct ? p.t : DType::F64;
+  if (!p.unitAlpha() || !p.unitBeta())
+    needed.emplace_back("Mul", arith);
+  if (p.hasC)
+    needed.emplace_back("Add", arith);
+  if (!p.direct) {
+    needed.emplace_back("Cast", acc);
+    needed.emplace_back("Cast", DType::F64);
+    needed.emplace_back("Cast", p.t);
+  }
+  return needed;
+}
+
+/// Carries the plan out; returns the remark's description of the rewrite.
+std::string buildGemm(Builder &bld, const Node &old, const GemmPlan &p) {
+  auto transposed = [&](const std::string &suffix, OutPort in) {
+    OutPort tr = bld.op(suffix, "Transpose", {in});
     bld.node(tr).attrs["perm"] = intList({1, 0});
     return tr;
   };
   OutPort pa = *old.inputs[0], pb = *old.inputs[1];
-  if (transA)
+  if (p.transA)
     pa = transposed("a_t", pa);
-  if (transB)
+  if (p.transB)
     pb = transposed("b_t", pb);
-  std::string how;
-  if (direct) {
-    OutPort r = bld.op("matmul", "MatMul", {pa, pb});
-    if (!unitAlpha)
-      r = bld.op("alpha", "Mul", {r, bld.constant("alpha_value", scalarTensor(t, alpha))});
-    if (hasC) {
-      OutPort c = *old.inputs[2];
-      if (!unitBeta)
-        c = bld.op("beta", "Mul", {c, bld.constant("beta_value", scalarTensor(t, beta))});
-      r = bld.op("add", "Add", {r, c});
-    }
-    bld.finish(r);
-    how = fmt::format("MatMul{}{}{} in {}", transA || transB ? " of transposed operands" : "",
-                      unitAlpha ? "" : " and Mul by alpha", hasC ? " and Add of C" : "",
-                      dtypeName(t));
-  } else {
-    if (isHalf(t)) {
-      pa = bld.cast("a_f32", pa, DType::F32);
-      pb = bld.cast("b_f32", pb, DType::F32);
-    }
-    OutPort r = bld.op("matmul", "MatMul", {pa, pb});
-    r = bld.cast("acc_f64", r, DType::F64);
-    if (!unitAlpha)
-      r = bld.op("alpha", "Mul", {r, bld.constant("alpha_value", scalarTensor(DType::F64, alpha))});
-    if (hasC) {
-      OutPort c = bld.cast("c_f64", *old.inputs[2], DType::F64);
-      if (!unitBeta)
-        c = bld.op("beta", "Mul", {c, bld.constant("beta_value", scalarTensor(DType::F64, beta))});
-      r = bld.op("add", "Add", {r, c});
-    }
-    r = bld.cast("round", r, t);
-    bld.finish(r);
-    how =
-        fmt::format("MatMul in {} and the kernel's f64 scaling and bias steps, rounded once to {}",
-                    dtypeName(isHalf(t) ? DType::F32 : t), dtypeName(t));
+  bool widen = !p.direct && isHalf(p.t);
+  if (widen) {
+    pa = bld.cast("a_f32", pa, DType::F32);
+    pb = bld.cast("b_f32", pb, DType::F32);
   }
+  OutPort r = bld.op("matmul", "MatMul", {pa, pb});
+  DType arith = p.direct ? p.t : DType::F64;
+  if (!p.direct)
+    r = bld.cast("acc_f64", r, DType::F64);
+  if (!p.unitAlpha())
+    r = bld.op("alpha", "Mul", {r, bld.constant("alpha_value", scalarTensor(arith, p.alpha))});
+  if (p.hasC) {
+    OutPort c = *old.inputs[2];
+    if (!p.direct)
+      c = bld.cast("c_f64", c, DType::F64);
+    if (!p.unitBeta())
+      c = bld.op("beta", "Mul", {c, bld.constant("beta_value", scalarTensor(arith, p.beta))});
+    r = bld.op("add", "Add", {r, c});
+  }
+  if (!p.direct)
+    r = bld.cast("round", r, p.t);
+  bld.finish(r);
+  if (!p.direct)
+    return fmt::format(
+        "MatMul in {} and the kernel's f64 scaling and bias steps, rounded once to {}",
+        dtypeName(widen ? DType::F32 : p.t), dtypeName(p.t));
+  return fmt::format("MatMul{}{}{} in {}", p.transA || p.transB ? " of transposed operands" : "",
+                     p.unitAlpha() ? "" : " and Mul by alpha", p.hasC ? " and Add of C" : "",
+                     dtypeName(p.t));
+}
+
+} // namespace
+
+RuleResult legalizeGemm(RuleInput &in) {
+  const Node &n = in.g.node(in.id);
+  const TensorType *a = in.inputTypes.size() > 0 ? in.inputTypes[0] : nullptr;
+  const TensorType *b = in.inputTypes.size() > 1 ? in.inputTypes[1] : nullptr;
+  GemmPlan p;
+  p.hasC = n.inputs.size() > 2 && n.inputs[2].has_value();
+  if (!a || !b || (p.hasC && !in.inputTypes[2]))
+    return refused("unknown-type", "an input's type is unknown");
+  p.t = a->dtype;
+  p.transA = attrInt(n, "transA", 0) != 0;
+  p.transB = attrInt(n, "transB", 0) != 0;
+  p.alpha = static_cast<float>(attrFloat(n, "alpha", 1.0));
+  p.beta = static_cast<float>(attrFloat(n, "beta", 1.0));
+  bool unitScales = p.unitAlpha() && p.unitBeta();
+  if (!isFloat(p.t) && !unitScales)
+    return refused("gemm-int-scale",
+                   fmt::format("integer Gemm with alpha = {} and beta = {}: a Mul in {} would "
+                               "wrap where the kernel's 64-bit sum does not",
+                               p.alpha, p.beta, dtypeName(p.t)));
+  if (isHalf(p.t))
+    p.direct = !p.hasC && p.unitAlpha();
+  else if (p.t == DType::F32)
+    p.direct = !p.hasC || unitScales;
+  else
+    p.direct = true; // f64 (the kernel's steps are f64 already) and integers
+  if (auto missing = missingOps(in.target, gemmNeeds(p)))
+    return {missing, {}};
+  Node old = n; // a copy: the node is removed first, freeing its name
+  in.g.removeNode(in.id);
+  Builder bld(in.g, old);
+  std::string how = buildGemm(bld, old, p);
   return {std::nullopt, Rewritten{std::move(how), bld.created()}};
 }
 
