@@ -9,6 +9,7 @@
 #include "passes/dce.h"
 #include "passes/fold_constant.h"
 #include "passes/fold_scale_axis.h"
+#include "passes/legalize.h"
 #include "passes/reuse_options.h"
 #include "passes/simplify/simplify.h"
 #include "passes/simplify_inference.h"
@@ -193,6 +194,46 @@ PassStats runConvertLayoutPass(Module &m, PassContext &ctx) {
   return stats;
 }
 
+/// legalize: the target (legalize.target) from the shipped table or from a user's file
+/// (legalize.targets_file). A missing or unknown target, or a malformed file, is an error
+/// (the pipeline stops, exit 2): legalizing for a target nobody named is a bad command line.
+PassStats runLegalizePass(Module &m, PassContext &ctx) {
+  PassStats stats;
+  auto fail = [&](std::string_view key, std::string message) {
+    Diagnostic d;
+    if (auto loc = m.optionLocs.find(std::string(key)); loc != m.optionLocs.end())
+      d.loc = loc->second;
+    d.message = "legalize: " + std::move(message);
+    ctx.warnings.push_back(std::move(d));
+    return stats;
+  };
+  std::optional<TargetTable> userTable;
+  const TargetTable *table = &builtinTargetTable();
+  if (auto it = m.options.find(std::string(kLegalizeTargetsFileOption)); it != m.options.end()) {
+    Diagnostics errors;
+    userTable = loadTargetTable(it->second, errors);
+    if (!userTable)
+      return fail(kLegalizeTargetsFileOption, errors.empty() ? it->second : errors[0].message);
+    table = &*userTable;
+  }
+  auto it = m.options.find(std::string(kLegalizeTargetOption));
+  if (it == m.options.end())
+    return fail(kLegalizeTargetOption,
+                "no target: give --option legalize.target=NAME (known: " + table->names() + ")");
+  const Target *target = table->find(it->second);
+  if (!target)
+    return fail(kLegalizeTargetOption,
+                "unknown target \"" + it->second + "\" (known: " + table->names() + ")");
+  LegalizeStats s = runLegalize(m, LegalizeOptions{target}, &ctx.remarks);
+  stats.counters["unsupported"] = s.unsupported;
+  stats.counters["nodes_created"] = s.nodesCreated;
+  for (const auto &[op, count] : s.legalized)
+    stats.counters["legalized_" + op] = count;
+  for (const auto &[tag, count] : s.refused)
+    stats.counters["refused_" + tag] = count;
+  return stats;
+}
+
 PassStats runTensorMoveDeletePass(Module &m, PassContext &ctx) {
   TensorMoveDeleteOptions options;
   options.grants = readReuseGrants(m.options, m.optionLocs, ctx.warnings);
@@ -277,6 +318,13 @@ constexpr PassInfo kPasses[] = {
      3, runConvertLayoutPass, NumericContract::Exact,
      "convert_layout.target=NHWC|NCHW: the layout to convert to (no default: without it the "
      "pass does nothing)"},
+    {kLegalizeName,
+     "rewrite ops the target does not support into exact equivalents it does: Gemm, "
+     "HardSwish, Clip of f16/bf16, Conv channels padded to the target's multiple "
+     "(docs/passes/legalize.md)",
+     kExplicitOnly, runLegalizePass, NumericContract::Exact,
+     "legalize.target=NAME: the target of the target table (required; shipped: dsp, npu)\n"
+     "legalize.targets_file=PATH: read the target table from PATH instead of the shipped one"},
     {kTensorMoveDeleteName,
      "delete TensorMove copies proven redundant (scenarios 1-5, Rules 1-5 of "
      "docs/passes/tensor-move-delete.md)",
@@ -385,6 +433,18 @@ PipelineResult runPipeline(Module &m, const PipelineOptions &opts) {
     PassContext ctx{opts, remarks, result.warnings};
     for (const PassInfo *p : pipeline) {
       PassStats ps = p->run(target, ctx);
+      // A pass that cannot run as asked (legalize without a known target) reports an
+      // error-severity diagnostic: the pipeline stops as for an unknown pass name.
+      if (hasErrors(result.warnings)) {
+        result.ok = false;
+        std::erase_if(result.warnings, [&](Diagnostic &w) {
+          if (w.severity != Severity::Error)
+            return false;
+          result.diagnostics.push_back(std::move(w));
+          return true;
+        });
+        return false;
+      }
       for (const auto &[key, value] : ps.counters)
         stats[std::string(p->name)].counters[key] += value;
       if (!opts.verifyEach)

@@ -21,6 +21,8 @@ std::vector<PipelineOptions> pipelines() {
   for (const PassInfo &p : allPasses()) {
     PipelineOptions po;
     po.passes = std::vector<std::string>{std::string(p.name)};
+    if (p.name == "legalize") // the one pass that needs an option to run
+      po.optionOverrides["legalize.target"] = "npu";
     out.push_back(po);
   }
   // The numeric rewrites in the order they feed each other (a BatchNorm's
@@ -89,6 +91,13 @@ GRAPHVET_PROP(TypedPassProps, EveryPassIsVerifierCleanAndIdempotent, 1000, ()) {
     Module once = optimize(tm.module, po);
     RC_ASSERT(!hasErrors(verifyModule(once)));
     std::string first = printModule(once);
+    // Each pass reaches its own fixpoint and a level pipeline repeats its
+    // rounds until nothing changes; an explicit list of several passes runs
+    // once, and a later pass may enable an earlier one (fold-constant folding
+    // a Shape leaves a Conv with one consumer, which fold-scale-axis may then
+    // fold): only verifier-clean is promised there.
+    if (po.passes && po.passes->size() > 1)
+      continue;
     Module twice = optimize(once, po);
     std::string second = printModule(twice);
     RC_LOG() << describe(po) << " first run:\n" << first << "\nsecond run:\n" << second;
