@@ -109,7 +109,11 @@ PassStats runCsePass(Module &m, PassContext &ctx) {
 }
 
 PassStats runSimplifyInferencePass(Module &m, PassContext &ctx) {
-  SimplifyInferenceStats s = runSimplifyInference(m, SimplifyInferenceOptions{}, &ctx.remarks);
+  SimplifyInferenceOptions options;
+  readBoolOption(m, kSimplifyInferenceBatchNormOption, options.batchNorm, ctx.warnings);
+  readBoolOption(m, kSimplifyInferenceInstanceNormOption, options.instanceNorm, ctx.warnings);
+  readBoolOption(m, kSimplifyInferenceLayerNormOption, options.layerNorm, ctx.warnings);
+  SimplifyInferenceStats s = runSimplifyInference(m, options, &ctx.remarks);
   PassStats stats;
   stats.counters["batch_norms"] = s.batchNorms;
   stats.counters["instance_norms"] = s.instanceNorms;
@@ -180,7 +184,11 @@ constexpr PassInfo kPasses[] = {
      "rewrite inference BatchNormalization (folded per-channel Mul and Add), "
      "InstanceNormalization and LayerNormalization into element-wise arithmetic in the data's "
      "dtype (docs/passes/simplify-inference.md)",
-     2, runSimplifyInferencePass, NumericContract::Approx},
+     2, runSimplifyInferencePass, NumericContract::Approx,
+     "simplify_inference.batch_norm=true|false: rewrite inference BatchNormalization "
+     "(default true)\n"
+     "simplify_inference.instance_norm=true|false: rewrite InstanceNormalization (default true)\n"
+     "simplify_inference.layer_norm=true|false: rewrite LayerNormalization (default true)"},
     {kTensorMoveDeleteName,
      "delete TensorMove copies proven redundant (scenarios 1-5, Rules 1-5 of "
      "docs/passes/tensor-move-delete.md)",
