@@ -9,6 +9,7 @@
 #include "ir/op_def.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -36,6 +37,7 @@ enum class Rule {
   Softmax,     ///< 2 |out| max M + |out|
   LogSoftmax,  ///< 2 max M + |out|
   BatchNorm,   ///< the kernel on (Mx, Mscale, Mbias, -Mmean, var)
+  Normalize,   ///< Instance/LayerNormalization: docs/numbers.md's statistics bound
   Discrete,    ///< exact from exact inputs, unbounded otherwise (Floor, ArgMax...)
   ShapeOnly,   ///< depends on shapes only: always exact (Shape, Size)
   None,        ///< no rule: unbounded
@@ -112,6 +114,8 @@ constexpr RuleRow kRules[] = {
     {"Softmax", Rule::Softmax},
     {"LogSoftmax", Rule::LogSoftmax},
     {"BatchNormalization", Rule::BatchNorm},
+    {"InstanceNormalization", Rule::Normalize},
+    {"LayerNormalization", Rule::Normalize},
     {"Floor", Rule::Discrete},
     {"Ceil", Rule::Discrete},
     {"Round", Rule::Discrete},
@@ -153,6 +157,33 @@ RuleRow ruleOf(const Node &n) {
   return {n.type, Rule::None};
 }
 
+/// The number of elements one statistic of an Instance/LayerNormalization
+/// sums: the spatial positions of a (batch, channel) plane, or the row from
+/// `axis` to the last axis. 1 when the input is missing or malformed.
+int64_t normalizedGroupSize(const Node &n, std::span<const Tensor *const> in) {
+  if (in.empty() || !in[0])
+    return 1;
+  const Shape &s = in[0]->shape();
+  int64_t rank = static_cast<int64_t>(s.size());
+  int64_t size = 1;
+  if (n.type == "InstanceNormalization") {
+    if (rank < 3)
+      return 1;
+    bool nhwc = attrString(n, "layout", "NCHW") == "NHWC";
+    for (int64_t a = nhwc ? 1 : 2; a < (nhwc ? rank - 1 : rank); ++a)
+      size *= s[static_cast<size_t>(a)];
+    return std::max<int64_t>(size, 1);
+  }
+  int64_t axis = attrInt(n, "axis", -1);
+  if (axis < 0)
+    axis += rank;
+  if (axis < 0 || axis > rank)
+    return 1;
+  for (int64_t a = axis; a < rank; ++a)
+    size *= s[static_cast<size_t>(a)];
+  return std::max<int64_t>(size, 1);
+}
+
 /// Roundings one execution of the op adds to the longest chain behind an
 /// output element: the number of terms it sums (recursive summation of k
 /// terms is within gamma_k), plus the products and the bias.
@@ -187,6 +218,10 @@ uint32_t roundingsOf(const Node &n, std::span<const Tensor *const> in,
     k = static_cast<int64_t>(in.size()) + 1;
   } else if (t == "BatchNormalization") {
     k = 5;
+  } else if (t == "InstanceNormalization" || t == "LayerNormalization") {
+    // Two sums of the group's size (mean, variance) and ten element-wise
+    // steps (centre, square, divisions, epsilon, sqrt, scale, bias).
+    k = 2 * normalizedGroupSize(n, in) + 10;
   } else if (t.starts_with("Reduce") || t.ends_with("Pool")) {
     int64_t outSize = out.empty() ? 1 : std::max<int64_t>(out[0].size(), 1);
     int64_t ratio = size(in.empty() ? nullptr : in[0]) / outSize;
@@ -278,6 +313,144 @@ double largestFinite(DType t) {
   default:
     return std::numeric_limits<double>::max();
   }
+}
+
+/// The smallest positive subnormal of a float dtype (0 for others).
+double smallestSubnormal(DType t) {
+  switch (t) {
+  case DType::F16:
+    return std::ldexp(1.0, -24);
+  case DType::BF16:
+    return std::ldexp(1.0, -133);
+  case DType::F32:
+    return std::ldexp(1.0, -149);
+  case DType::F64:
+    return std::numeric_limits<double>::denorm_min();
+  default:
+    return 0;
+  }
+}
+
+/// Element `i` of an Instance/LayerNormalization input: its statistics group
+/// (a (batch, channel) plane, or a row) and the index of its Scale / B value.
+struct NormSlot {
+  int64_t group = 0;
+  int64_t param = 0;
+};
+
+/// The slot of every element of `x`, or nullopt for a shape the op rejects.
+std::optional<std::vector<NormSlot>> normSlots(const Node &n, const Tensor &x) {
+  const Shape &s = x.shape();
+  int64_t rank = static_cast<int64_t>(s.size());
+  std::vector<NormSlot> slots(static_cast<size_t>(x.size()));
+  if (n.type == "InstanceNormalization") {
+    if (rank < 3)
+      return std::nullopt;
+    bool nhwc = attrString(n, "layout", "NCHW") == "NHWC";
+    int64_t c = nhwc ? s.back() : s[1];
+    int64_t plane = normalizedGroupSize(n, std::span<const Tensor *const>(std::array{&x}));
+    if (c <= 0 || plane <= 0)
+      return std::nullopt;
+    for (int64_t i = 0; i < x.size(); ++i) {
+      int64_t ch = nhwc ? i % c : (i / plane) % c;
+      int64_t batch = i / (plane * c);
+      slots[static_cast<size_t>(i)] = {batch * c + ch, ch};
+    }
+    return slots;
+  }
+  int64_t cols = normalizedGroupSize(n, std::span<const Tensor *const>(std::array{&x}));
+  for (int64_t i = 0; i < x.size(); ++i)
+    slots[static_cast<size_t>(i)] = {i / cols, i % cols};
+  return slots;
+}
+
+/// Magnitudes of an Instance/LayerNormalization's outputs (Y, and
+/// LayerNormalization's Mean and InvStdDev) -- the first-order bound derived
+/// in docs/numbers.md ("Normalizations"). Per group of n elements, from the
+/// original's values (x, in f64: mean mu, variance var, s = sqrt(var + eps))
+/// and the input's magnitudes Mx:
+///   V  = var + eps + 8 mean(Mx^2) + 4 tiny/u   (bounds the variance's error / gamma)
+///   D  = Mx_i + mean(Mx) + tiny/u              (bounds x_i - mu's error / gamma)
+///   N  = D / s + |z| (V / (2 s^2) + 2),  z = (x_i - mu) / s
+///   Y  = Mscale (N + 2 |z|) + 2 Mbias
+/// A group whose sums may overflow the data dtype (sum Mx^2 or sum Mx near
+/// its largest finite value), or whose s is 0, is unbounded: a rewrite
+/// computing in that dtype may overflow where the fused kernel did not.
+std::optional<std::vector<std::vector<double>>>
+normalizeMagnitudes(const Node &n, std::span<const Tensor *const> in,
+                    std::span<const Magnitude *const> shadows, std::span<const Tensor> out,
+                    double unit) {
+  if (in.size() < 2 || !in[0] || !in[1] || out.empty() || out[0].size() != in[0]->size())
+    return std::nullopt;
+  const Tensor &x = *in[0], &scale = *in[1];
+  const Tensor *bias = in.size() > 2 ? in[2] : nullptr;
+  auto shadow = [&](size_t i) -> const Magnitude * {
+    return i < shadows.size() ? shadows[i] : nullptr;
+  };
+  auto slots = normSlots(n, x);
+  if (!slots || unit <= 0)
+    return std::nullopt;
+  int64_t groups = 0;
+  for (const NormSlot &sl : *slots)
+    groups = std::max(groups, sl.group + 1);
+  DType t = x.dtype();
+  double eps = static_cast<double>(static_cast<float>(attrFloat(n, "epsilon", 1e-5)));
+  double tinyOverU = smallestSubnormal(t) / unit;
+  // Per group: count, sum x, sum Mx, sum Mx^2, then sum (x - mu)^2.
+  std::vector<double> count(static_cast<size_t>(groups)), sumX(count), sumM(count), sumM2(count),
+      sumD2(count);
+  for (int64_t i = 0; i < x.size(); ++i) {
+    size_t g = static_cast<size_t>((*slots)[static_cast<size_t>(i)].group);
+    double v = x.getDouble(i), m = at(shadow(0), x, i);
+    count[g] += 1;
+    sumX[g] += v;
+    sumM[g] += m;
+    sumM2[g] += m * m;
+  }
+  auto mean = [&](const std::vector<double> &sum, size_t g) { return sum[g] / count[g]; };
+  for (int64_t i = 0; i < x.size(); ++i) {
+    size_t g = static_cast<size_t>((*slots)[static_cast<size_t>(i)].group);
+    double d = x.getDouble(i) - mean(sumX, g);
+    sumD2[g] += d * d;
+  }
+  double limit = largestFinite(t);
+  std::vector<std::vector<double>> result(out.size());
+  result[0].resize(static_cast<size_t>(x.size()));
+  for (int64_t i = 0; i < x.size(); ++i) {
+    const NormSlot &sl = (*slots)[static_cast<size_t>(i)];
+    size_t g = static_cast<size_t>(sl.group);
+    double var = mean(sumD2, g), s = std::sqrt(var + eps);
+    double &m = result[0][static_cast<size_t>(i)];
+    if (!(s > 0) || !std::isfinite(s) || sumM2[g] >= limit || sumM[g] >= limit) {
+      m = kInf;
+      continue;
+    }
+    double bigV = var + eps + 8 * mean(sumM2, g) + 4 * tinyOverU;
+    double z = std::fabs(x.getDouble(i) - mean(sumX, g)) / s;
+    double bigD = at(shadow(0), x, i) + mean(sumM, g) + tinyOverU;
+    double normed = bigD / s + z * (bigV / (2 * s * s) + 2);
+    int64_t si = scale.size() == 1 ? 0 : sl.param;
+    double mScale = si < scale.size() ? at(shadow(1), scale, si) : kInf;
+    double mBias = 0;
+    if (bias) {
+      int64_t bi = bias->size() == 1 ? 0 : sl.param;
+      mBias = bi < bias->size() ? at(shadow(2), *bias, bi) : kInf;
+    }
+    m = mScale * (normed + 2 * z) + 2 * mBias;
+  }
+  // LayerNormalization's Mean and InvStdDev, one per row.
+  for (size_t k = 1; k < out.size(); ++k) {
+    result[k].assign(static_cast<size_t>(out[k].size()), kInf);
+    for (int64_t r = 0; r < out[k].size() && r < groups; ++r) {
+      size_t g = static_cast<size_t>(r);
+      double var = mean(sumD2, g), s = std::sqrt(var + eps);
+      if (!(s > 0) || !std::isfinite(s) || sumM2[g] >= limit)
+        continue;
+      double bigV = var + eps + 8 * mean(sumM2, g) + 4 * tinyOverU;
+      result[k][g] = k == 1 ? 2 * mean(sumM, g) : bigV / (2 * s * s * s) + 2 / s;
+    }
+  }
+  return result;
 }
 
 } // namespace
@@ -531,6 +704,24 @@ std::vector<Magnitude> propagateMagnitudes(const Node &n, const OpInfo &op,
     perElement([&](const Tensor &o, int64_t i) {
       return 2 * worst * (soft ? std::fabs(o.getDouble(i)) : 1.0);
     });
+    return result;
+  }
+  case Rule::Normalize: {
+    // LayerNormalization's statistics run in its stash type (f32 by
+    // default, bf16 for stash_type 16), whatever the data's dtype (f64 too).
+    if (n.type == "LayerNormalization")
+      unit = std::max(unit,
+                      unitRoundoff(attrInt(n, "stash_type", 1) == 16 ? DType::BF16 : DType::F32));
+    double u = x ? std::max(unit, unitRoundoff(x->dtype())) : 0;
+    auto ms = normalizeMagnitudes(n, inputs, shadows, outputs, u);
+    if (!ms)
+      break;
+    for (size_t k = 0; k < outputs.size(); ++k) {
+      if (!isFloat(outputs[k].dtype()) || k >= ms->size())
+        unbounded(k);
+      else
+        finish(k, std::move((*ms)[k]));
+    }
     return result;
   }
   case Rule::Discrete:

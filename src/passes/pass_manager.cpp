@@ -113,7 +113,11 @@ PassStats runCsePass(Module &m, PassContext &ctx) {
 }
 
 PassStats runSimplifyInferencePass(Module &m, PassContext &ctx) {
-  SimplifyInferenceStats s = runSimplifyInference(m, SimplifyInferenceOptions{}, &ctx.remarks);
+  SimplifyInferenceOptions options;
+  readBoolOption(m, kSimplifyInferenceBatchNormOption, options.batchNorm, ctx.warnings);
+  readBoolOption(m, kSimplifyInferenceInstanceNormOption, options.instanceNorm, ctx.warnings);
+  readBoolOption(m, kSimplifyInferenceLayerNormOption, options.layerNorm, ctx.warnings);
+  SimplifyInferenceStats s = runSimplifyInference(m, options, &ctx.remarks);
   PassStats stats;
   stats.counters["batch_norms"] = s.batchNorms;
   stats.counters["instance_norms"] = s.instanceNorms;
@@ -294,7 +298,11 @@ constexpr PassInfo kPasses[] = {
      "rewrite inference BatchNormalization (folded per-channel Mul and Add), "
      "InstanceNormalization and LayerNormalization into element-wise arithmetic in the data's "
      "dtype (docs/passes/simplify-inference.md)",
-     2, runSimplifyInferencePass, NumericContract::Approx},
+     2, runSimplifyInferencePass, NumericContract::Approx,
+     "simplify_inference.batch_norm=true|false: rewrite inference BatchNormalization "
+     "(default true)\n"
+     "simplify_inference.instance_norm=true|false: rewrite InstanceNormalization (default true)\n"
+     "simplify_inference.layer_norm=true|false: rewrite LayerNormalization (default true)"},
     {kFoldScaleAxisName,
      "fold a per-channel Mul by a constant (and its Add) into the weights and bias of the "
      "Conv/ConvTranspose/Gemm/MatMul before it, or into the weights of the Conv/Gemm/MatMul "

@@ -18,6 +18,13 @@
 namespace graphvet {
 
 inline constexpr std::string_view kSimplifyInferenceName = "simplify-inference";
+/// Module options (`--option KEY=true|false`) switching the three rewrites.
+inline constexpr std::string_view kSimplifyInferenceBatchNormOption =
+    "simplify_inference.batch_norm";
+inline constexpr std::string_view kSimplifyInferenceInstanceNormOption =
+    "simplify_inference.instance_norm";
+inline constexpr std::string_view kSimplifyInferenceLayerNormOption =
+    "simplify_inference.layer_norm";
 
 struct SimplifyInferenceOptions {
   /// Rewrite BatchNormalization with constant statistics into x * s + b'

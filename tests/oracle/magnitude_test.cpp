@@ -75,6 +75,42 @@ TEST(Magnitude, SigmoidScalesByItsLipschitzConstantAndAddsItsOwnRounding) {
   EXPECT_EQ(m[0].m, (std::vector<double>{0.25 * 8 + 0.5}));
 }
 
+TEST(Magnitude, LayerNormalizationFollowsTheDerivedStatisticsBound) {
+  // One row {1, 3}: mu = 2, var = 1, eps = 0 so s = 1, z = {-1, 1}; exact
+  // input (Mx = |x|), scale {2, 2}, no bias. Per docs/numbers.md:
+  // V = var + eps + 8 mean(Mx^2) = 1 + 8 * 5 = 41 (the f32 tiny term is
+  // negligible), D = Mx + mean(Mx) = {3, 5}, N = D / s + |z| (V / 2 + 2),
+  // M = 2 (N + 2 |z|).
+  Node ln = node("LayerNormalization");
+  ln.attrs["epsilon"] = AttrValue::ofFloat(0);
+  Tensor x = f32({1, 2}, {1, 3}), scale = f32({2}, {2, 2}), out = f32({1, 2}, {-2, 2});
+  auto m = propagate(ln, {&x, &scale}, {nullptr, nullptr}, out);
+  ASSERT_EQ(m[0].m.size(), 2u);
+  EXPECT_NEAR(m[0].m[0], 2 * (3 + 22.5 + 2), 1e-9);
+  EXPECT_NEAR(m[0].m[1], 2 * (5 + 22.5 + 2), 1e-9);
+  // Two sums of the row's 2 elements and ten element-wise steps.
+  EXPECT_GE(m[0].depth, 14u);
+  EXPECT_EQ(m[0].unit, std::ldexp(1.0, -24));
+}
+
+TEST(Magnitude, InstanceNormalizationGroupsByPlaneAndIsUnboundedNearF16Overflow) {
+  Node in = node("InstanceNormalization");
+  auto f16 = [](Shape shape, std::vector<double> values) {
+    Tensor t(TensorType{DType::F16, std::move(shape)});
+    for (size_t i = 0; i < values.size(); ++i)
+      t.setDouble(static_cast<int64_t>(i), values[i]);
+    return t;
+  };
+  // Channel 0 small values, channel 1 values whose squares overflow f16.
+  Tensor x = f16({1, 2, 2}, {1, -1, 300, -300}), scale = f16({2}, {1, 1}), bias = f16({2}, {0, 0});
+  Tensor out = f16({1, 2, 2}, {1, -1, 1, -1});
+  auto m = propagate(in, {&x, &scale, &bias}, {nullptr, nullptr, nullptr}, out);
+  ASSERT_EQ(m[0].m.size(), 4u);
+  EXPECT_TRUE(std::isfinite(m[0].m[0]) && std::isfinite(m[0].m[1]));
+  EXPECT_TRUE(std::isinf(m[0].m[2]) && std::isinf(m[0].m[3]));
+  EXPECT_EQ(m[0].unit, std::ldexp(1.0, -11));
+}
+
 TEST(Magnitude, BatchNormalizationCountsTheMeanAsAddedMagnitude) {
   Node bn = node("BatchNormalization");
   bn.attrs["epsilon"] = AttrValue::ofFloat(0);

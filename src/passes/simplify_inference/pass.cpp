@@ -44,11 +44,19 @@ private:
       const Node &n = g.node(id);
       if (!n.alive)
         continue;
-      bool bn = n.type == "BatchNormalization" && options_.batchNorm;
-      bool in = n.type == "InstanceNormalization" && options_.instanceNorm;
-      bool ln = n.type == "LayerNormalization" && options_.layerNorm;
+      bool bn = n.type == "BatchNormalization";
+      bool in = n.type == "InstanceNormalization";
+      bool ln = n.type == "LayerNormalization";
       if (!bn && !in && !ln)
         continue;
+      if (!(bn ? options_.batchNorm : in ? options_.instanceNorm : options_.layerNorm)) {
+        refuse(g, n,
+               {"disabled",
+                fmt::format("the option {} is false", bn   ? kSimplifyInferenceBatchNormOption
+                                                      : in ? kSimplifyInferenceInstanceNormOption
+                                                           : kSimplifyInferenceLayerNormOption)});
+        continue;
+      }
       auto typeOf = [&](size_t k) -> const TensorType * {
         if (k >= n.inputs.size() || !n.inputs[k])
           return nullptr;
