@@ -246,7 +246,18 @@ std::vector<Difference> differences(const Observation &a, const Observation &b) 
     const Bytes &x = k < a.outputs.size() ? a.outputs[k] : empty;
     const Bytes &y = k < b.outputs.size() ? b.outputs[k] : empty;
     const ElementView *view = k < a.outputViews.size() ? &a.outputViews[k] : nullptr;
+    const ElementView *viewB = k < b.outputViews.size() ? &b.outputViews[k] : nullptr;
     std::string detail;
+    // An output's type is observable too: the same bytes as another shape
+    // (a Reshape appended, a layout change left half done) or another dtype
+    // are not the same tensor.
+    if (view && viewB && !x.empty() && !y.empty() &&
+        (view->dtype != viewB->dtype || view->shape != viewB->shape)) {
+      detail = fmt::format("the output's type changed from {}{} to {}{}", dtypeName(view->dtype),
+                           shapeStr(view->shape), dtypeName(viewB->dtype), shapeStr(viewB->shape));
+      out.push_back({"output", fmt::format("output {}", k), x, y, static_cast<int64_t>(k), detail});
+      continue;
+    }
     if (!refinesLocation(x, y, view, detail))
       out.push_back({"output", fmt::format("output {}", k), x, y, static_cast<int64_t>(k), detail});
   }

@@ -237,7 +237,8 @@ int runFuzz(const FuzzCmdOptions &cmd) {
   o.check.arithmetics = cmd.arithmetics;
   o.outputDigest = cmd.outputDigest;
   o.generator = props::parseCaseGenerator(cmd.generator).value_or(props::CaseGenerator::Memory);
-  if (!toPipelineOptions(cmd.pipeline, "fuzz", o.pipeline, std::cerr))
+  if (!toPipelineOptions(cmd.pipeline, "fuzz", o.pipeline, std::cerr) ||
+      !pipelineCanRun(o.pipeline, "fuzz", std::cerr))
     return kExitBadInput;
 
   gStopRequested = false;

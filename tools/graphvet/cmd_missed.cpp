@@ -128,7 +128,8 @@ int runMissed(const MissedCmdOptions &cmd) {
   o.check.z3TimeoutMs = cmd.z3TimeoutMs;
   o.check.useZ3 = !cmd.noZ3;
   o.maxCandidates = cmd.maxCandidates;
-  if (!toPipelineOptions(cmd.pipeline, "missed", o.pipeline, std::cerr))
+  if (!toPipelineOptions(cmd.pipeline, "missed", o.pipeline, std::cerr) ||
+      !pipelineCanRun(o.pipeline, "missed", std::cerr))
     return kExitBadInput;
   const bool several = cmd.files.size() > 1;
   int status = kExitOk;

@@ -44,7 +44,8 @@ int runReduce(const ReduceCmdOptions &cmd) {
   if (!m)
     return kExitBadInput;
   props::EvalOptions eo;
-  if (!toPipelineOptions(cmd.pipeline, "reduce", eo.pipeline, std::cerr))
+  if (!toPipelineOptions(cmd.pipeline, "reduce", eo.pipeline, std::cerr) ||
+      !pipelineCanRun(eo.pipeline, "reduce", std::cerr))
     return kExitBadInput;
   // As for check: the original sees the same option overrides as the
   // pipeline (the permissions of semantics.md §4 come from its options), and

@@ -132,6 +132,12 @@ nlohmann::ordered_json pipelineStatsJson(const PipelineResult &result);
 bool applyPassList(const std::optional<std::string> &list, const std::vector<std::string> &disabled,
                    std::string_view command, PipelineOptions &pipeline, std::ostream &err);
 
+/// Runs `pipeline` once on an empty graph: a pass that cannot run as asked
+/// (legalize without a target, an unreadable target table) says so before a
+/// campaign starts, instead of leaving every case unchanged and "sound".
+/// Prints "graphvet COMMAND: error: ..." per problem and returns false.
+bool pipelineCanRun(const PipelineOptions &pipeline, std::string_view command, std::ostream &err);
+
 /// Applies `--option KEY=VALUE` items (key trimmed) to
 /// `pipeline.optionOverrides`. On an item without `=` or with an empty key
 /// prints "graphvet COMMAND: error: --option expects KEY=VALUE, got '...'" to

@@ -376,6 +376,19 @@ bool applyOptionOverrides(const std::vector<std::string> &items, std::string_vie
   return true;
 }
 
+bool pipelineCanRun(const PipelineOptions &pipeline, std::string_view command, std::ostream &err) {
+  ParseResult probe = parseModule("graph main {\n  out = NetOutput()\n}\n");
+  if (!probe.module)
+    return true;
+  Module m = std::move(*probe.module);
+  PipelineResult r = runPipeline(m, pipeline);
+  if (r.ok || !r.failedPass.empty())
+    return true; // a verifier failure depends on the graph, not on the options
+  for (const Diagnostic &d : r.diagnostics)
+    err << "graphvet " << command << ": error: " << d.message << "\n";
+  return false;
+}
+
 bool applyPassList(const std::optional<std::string> &list, const std::vector<std::string> &disabled,
                    std::string_view command, PipelineOptions &pipeline, std::ostream &err) {
   if (list) {
