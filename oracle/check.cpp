@@ -5,6 +5,7 @@
 #include "oracle/check.h"
 
 #include <cmath>
+#include <cstring>
 
 #include "ir/op_library.h"
 #include "ir/parser.h"
@@ -17,6 +18,7 @@
 #include "oracle/smt_order.h"
 
 #include <algorithm>
+#include <cstring>
 #include <fmt/format.h>
 #include <map>
 #include <memory>
@@ -202,7 +204,41 @@ std::string elementText(DType t, const uint8_t *p) {
 /// element indeterminate, or (under the `approx` contract, when the view
 /// carries tolerances) within the element's derived bound. Records the first
 /// differing elements in `detail`.
-bool refinesLocation(const Bytes &x, const Bytes &y, const ElementView *view, std::string &detail) {
+/// An order-preserving integer of a float element's bits (adjacent floats
+/// differ by 1), for distances in ulps.
+int64_t orderedBits(DType t, const uint8_t *p) {
+  uint32_t w = dtypeBytes(t);
+  uint64_t bits = 0;
+  std::memcpy(&bits, p, std::min<uint32_t>(w, 8));
+  uint64_t sign = uint64_t{1} << (8 * w - 1);
+  auto magnitude = static_cast<int64_t>(bits & (sign - 1));
+  return (bits & sign) ? -magnitude : magnitude;
+}
+
+/// Adds element `i` (original `a`, optimized `b`, bound `bound`) to `m`.
+void recordMargin(ApproxMargin &m, DType t, const uint8_t *a, const uint8_t *b, double bound) {
+  ++m.elements;
+  if (elementsEqual(t, a, b))
+    return;
+  ++m.moved;
+  double x = loadDouble(t, a), y = loadDouble(t, b);
+  if (!std::isfinite(x) || !std::isfinite(y))
+    return;
+  double distance = std::fabs(x - y);
+  m.maxDistance = std::max(m.maxDistance, distance);
+  if (x != 0)
+    m.maxRelative = std::max(m.maxRelative, distance / std::fabs(x));
+  int64_t ulps = orderedBits(t, a) - orderedBits(t, b);
+  m.maxUlps = std::max(m.maxUlps, static_cast<uint64_t>(ulps < 0 ? -ulps : ulps));
+  if (bound > 0 && std::isfinite(bound) && distance / bound > m.worstRatio) {
+    m.worstRatio = distance / bound;
+    m.distanceAtWorst = distance;
+    m.boundAtWorst = bound;
+  }
+}
+
+bool refinesLocation(const Bytes &x, const Bytes &y, const ElementView *view, std::string &detail,
+                     ApproxMargin *margin = nullptr) {
   if (x.size() != y.size() || !view)
     return x == y;
   DType t = view->dtype;
@@ -217,6 +253,8 @@ bool refinesLocation(const Bytes &x, const Bytes &y, const ElementView *view, st
         !view->undef.empty() && std::any_of(view->undef.begin() + static_cast<long>(i * w),
                                             view->undef.begin() + static_cast<long>((i + 1) * w),
                                             [](uint8_t u) { return u != 0; });
+    if (margin && !undef && isFloat(t) && !view->tolerance.empty())
+      recordMargin(*margin, t, a, b, i < view->tolerance.size() ? view->tolerance[i] : 0);
     if (undef || elementsEqual(t, a, b))
       continue;
     double bound = i < view->tolerance.size() ? view->tolerance[i] : 0;
@@ -238,7 +276,8 @@ bool refinesLocation(const Bytes &x, const Bytes &y, const ElementView *view, st
   return same;
 }
 
-std::vector<Difference> differences(const Observation &a, const Observation &b) {
+std::vector<Difference> differences(const Observation &a, const Observation &b,
+                                    ApproxMargin *margin = nullptr) {
   std::vector<Difference> out;
   size_t outputs = std::max(a.outputs.size(), b.outputs.size());
   for (size_t k = 0; k < outputs; ++k) {
@@ -258,7 +297,7 @@ std::vector<Difference> differences(const Observation &a, const Observation &b) 
       out.push_back({"output", fmt::format("output {}", k), x, y, static_cast<int64_t>(k), detail});
       continue;
     }
-    if (!refinesLocation(x, y, view, detail))
+    if (!refinesLocation(x, y, view, detail, margin))
       out.push_back({"output", fmt::format("output {}", k), x, y, static_cast<int64_t>(k), detail});
   }
   auto byKey = [&](const auto &xs, const auto &ys, const char *kind, auto name) {
@@ -484,6 +523,7 @@ bool validateOriginal(OriginalState &o, const Module &m, const CheckOptions &opt
   }
   // The approx contract's bounds come from the original's shadow evaluation.
   a.interp->setShadow(opts.contract == NumericContract::Approx);
+  a.interp->setSpecials(opts.specials);
   // Every arithmetic variant, each on every state (in that order: the
   // experiments are indexed variant * states + state).
   for (unsigned i = 0; i < experimentCount(opts); ++i) {
@@ -622,7 +662,7 @@ bool permittedAlias(const AliasPair &p, const std::vector<AliasPair> &relation,
 
 void compareExperiments(const Analysis &b, const ExperimentResult &ea, const ExperimentResult &eb,
                         const Permissions &perms, const CheckOptions &opts, unsigned state,
-                        unsigned arithmetic, std::vector<Violation> &out) {
+                        unsigned arithmetic, std::vector<Violation> &out, ApproxMargin *margin) {
   std::vector<std::string> schedule = b.inl.names(0, b.inl.domains[0].reference);
   std::string stateNote =
       arithmetic != 0 ? fmt::format(" (initial state {} of seed {}, arithmetic variant {})", state,
@@ -647,7 +687,7 @@ void compareExperiments(const Analysis &b, const ExperimentResult &ea, const Exp
   // Observations, both runs.
   const RunOutcome *ra[2] = {&ea.run1, &ea.run2}, *rb[2] = {&eb.run1, &eb.run2};
   for (int run = 0; run < 2; ++run) {
-    for (const Difference &d : differences(ra[run]->observation, rb[run]->observation)) {
+    for (const Difference &d : differences(ra[run]->observation, rb[run]->observation, margin)) {
       Violation v;
       v.schedules = {schedule};
       v.bytes = expectedGot(d.expected, d.got);
@@ -843,6 +883,8 @@ CheckResult refine(const Module &original, const Module &optimized, const CheckO
   // (one witness state is enough; a race above does not stop them: the
   // reference schedule still says what the optimized graph can compute).
   const unsigned states = std::max(1u, opts.numStates);
+  ApproxMargin margin;
+  b.interp->setSpecials(opts.specials);
   for (unsigned i = 0; i < o.experiments.size(); ++i) {
     b.interp->setArithmetic(i / states);
     ExperimentResult eb = b.interp->experiment(stateSeed(opts.seed, i % states));
@@ -853,7 +895,8 @@ CheckResult refine(const Module &original, const Module &optimized, const CheckO
       break;
     }
     size_t before = found.size();
-    compareExperiments(b, o.experiments[i], eb, perms, opts, i % states, i / states, found);
+    compareExperiments(b, o.experiments[i], eb, perms, opts, i % states, i / states, found,
+                       opts.contract == NumericContract::Approx ? &margin : nullptr);
     if (found.size() != before)
       break;
   }
@@ -867,6 +910,8 @@ CheckResult refine(const Module &original, const Module &optimized, const CheckO
     return r;
   }
   r.verdict = Verdict::Sound;
+  if (opts.contract == NumericContract::Approx)
+    r.margin = margin;
   return r;
 }
 
@@ -986,6 +1031,17 @@ std::string formatResult(const CheckResult &r) {
   std::string out = fmt::format("verdict: {}\n", verdictName(r.verdict));
   if (r.contract == NumericContract::Approx)
     out += "contract: approx (values within the derived bound)\n";
+  if (r.margin && r.margin->elements > 0) {
+    const ApproxMargin &m = *r.margin;
+    out +=
+        fmt::format("approx margin: {} of {} float output elements moved; worst {} ulps, relative "
+                    "{:.3g}, absolute {:.3g}",
+                    m.moved, m.elements, m.maxUlps, m.maxRelative, m.maxDistance);
+    if (m.worstRatio > 0)
+      out += fmt::format("; closest to the bound: {:.3g} of {:.3g} ({:.2g}% of it)",
+                         m.distanceAtWorst, m.boundAtWorst, 100 * m.worstRatio);
+    out += "\n";
+  }
   if (!r.reason.empty())
     out += "reason: " + r.reason + "\n";
   for (const std::string &w : r.warnings)

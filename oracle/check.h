@@ -8,6 +8,7 @@
 #include "ir/graph.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -62,6 +63,24 @@ struct CheckOptions {
   /// §7): Approx accepts an element within the bound derived from the
   /// original's shadow evaluation (oracle/magnitude.h); Exact, bit for bit.
   NumericContract contract = NumericContract::Exact;
+  /// Seeded inputs mix in the specials (±0, ±inf, NaN, subnormals,
+  /// extremes). Off (`--no-specials`), only ordinary values: for a real
+  /// model, whose activations the specials would turn into NaN everywhere.
+  bool specials = true;
+};
+
+/// Under the `approx` contract: how far the optimized graph's float output
+/// elements moved from the original's, over every run, state and arithmetic
+/// variant the check compared, next to the derived bound (magnitude.h).
+struct ApproxMargin {
+  int64_t elements = 0;       ///< float output elements compared
+  int64_t moved = 0;          ///< of them, not bit-identical (NaNs count as equal)
+  double maxDistance = 0;     ///< largest |original - optimized|
+  double maxRelative = 0;     ///< largest |original - optimized| / |original|, original != 0
+  uint64_t maxUlps = 0;       ///< largest distance in units in the last place of the dtype
+  double worstRatio = 0;      ///< largest distance / bound (1 would be at the bound)
+  double distanceAtWorst = 0; ///< the distance and bound of that element
+  double boundAtWorst = 0;
 };
 
 struct CheckResult {
@@ -72,6 +91,7 @@ struct CheckResult {
   std::vector<std::string> warnings; ///< e.g. a malformed option that grants nothing
   unsigned z3Queries = 0;            ///< solver calls made (0 without Z3)
   NumericContract contract = NumericContract::Exact; ///< the contract the values were judged by
+  std::optional<ApproxMargin> margin; ///< under `approx`, when the outputs were compared
 };
 
 /// Is this graph valid as an original (well-formed, acyclic, race-free, runs

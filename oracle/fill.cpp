@@ -64,7 +64,7 @@ void fillBytes(uint8_t *dst, uint64_t size, uint64_t seed) {
   }
 }
 
-void fillTyped(uint8_t *dst, uint64_t size, const TensorType &type, uint64_t seed) {
+void fillTyped(uint8_t *dst, uint64_t size, const TensorType &type, uint64_t seed, bool specials) {
   auto count = type.checkedElements();
   if (!count || type.byteSize() != size) {
     fillBytes(dst, size, seed);
@@ -76,7 +76,7 @@ void fillTyped(uint8_t *dst, uint64_t size, const TensorType &type, uint64_t see
   for (int64_t i = 0; i < *count; ++i) {
     uint64_t r = splitmix(x);
     uint8_t *p = dst + static_cast<uint64_t>(i) * w;
-    bool special = (r & 7) == 0; // one element in eight
+    bool special = specials && (r & 7) == 0; // one element in eight
     uint64_t bits = r >> 3;
     if (t == DType::Bool) {
       *p = bits & 1;

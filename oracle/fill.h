@@ -13,7 +13,10 @@ namespace graphvet::oracle {
 
 /// Fills `size` bytes at `dst` for a buffer of `type` from `seed`. When the
 /// type does not describe exactly `size` bytes the bytes are seeded raw.
-void fillTyped(uint8_t *dst, uint64_t size, const TensorType &type, uint64_t seed);
+/// Without `specials` every element is an ordinary value (a real model's
+/// inputs: one special in eight pixels turns every activation into NaN).
+void fillTyped(uint8_t *dst, uint64_t size, const TensorType &type, uint64_t seed,
+               bool specials = true);
 
 /// Seeded raw bytes (the stream the placeholder arithmetic also uses).
 void fillBytes(uint8_t *dst, uint64_t size, uint64_t seed);

@@ -131,6 +131,7 @@ struct Interpreter::Impl {
   /// set when a numeric op wrote the buffer last; empty means the bytes are
   /// exact (a filled value, a literal, a placeholder or copied byte).
   bool shadowOn = false;
+  bool specials = true; ///< seeded fills mix in the specials (setSpecials)
   struct BufferShadow {
     Magnitude s;
     DType dtype = DType::U8;
@@ -316,7 +317,7 @@ struct Interpreter::Impl {
         return;
       }
     uint64_t s = mix(mix(seed, static_cast<uint64_t>(bi.kind) + 1), hashString(bi.key));
-    fillTyped(data(b), bi.size, bi.type, s);
+    fillTyped(data(b), bi.size, bi.type, s, specials);
   }
 
   // -- indeterminate bytes ----------------------------------------------------
@@ -825,6 +826,10 @@ bool ElementView::anyUndef() const {
 
 void Interpreter::setArithmetic(uint64_t variant) {
   impl_->arithmetic = variant;
+}
+
+void Interpreter::setSpecials(bool on) {
+  impl_->specials = on;
 }
 
 void Interpreter::setShadow(bool on) {

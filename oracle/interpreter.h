@@ -123,6 +123,9 @@ public:
   /// default): observations then carry each element's allowed distance
   /// (ElementView::tolerance), derived from the magnitudes behind it.
   void setShadow(bool on);
+  /// Whether seeded fills mix in the specials of tensor-semantics.md §7 (on
+  /// by default); off, every element is an ordinary value.
+  void setSpecials(bool on);
   /// Replaces the seeded content of user input `index` in every later fill
   /// (`graphvet run --input`); the bytes are cut or zero-padded to the
   /// buffer's size. False when the module has no such input.

@@ -29,6 +29,7 @@ struct CheckCmdOptions {
   unsigned arithmetics = 1;
   unsigned z3TimeoutMs = 2000;
   bool noZ3 = false;
+  bool noSpecials = false;
   bool json = false;
   std::string contract; ///< "exact" / "approx"; empty: from the passes (--pair: exact)
   OnnxCmdOptions onnx;
@@ -79,6 +80,17 @@ nlohmann::ordered_json resultJson(const oracle::CheckResult &r, const std::strin
   j["replay"] = r.replay;
   j["warnings"] = r.warnings;
   j["contract"] = std::string(contractName(r.contract));
+  if (r.margin) {
+    const oracle::ApproxMargin &m = *r.margin;
+    j["approx_margin"] = {{"elements", m.elements},
+                         {"moved", m.moved},
+                         {"max_ulps", m.maxUlps},
+                         {"max_relative", m.maxRelative},
+                         {"max_absolute", m.maxDistance},
+                         {"worst_bound_ratio", m.worstRatio},
+                         {"distance_at_worst", m.distanceAtWorst},
+                         {"bound_at_worst", m.boundAtWorst}};
+  }
   return j;
 }
 
@@ -106,6 +118,7 @@ oracle::CheckOptions checkOptions(const CheckCmdOptions &opts) {
   co.arithmetics = opts.arithmetics;
   co.z3TimeoutMs = opts.z3TimeoutMs;
   co.useZ3 = !opts.noZ3;
+  co.specials = !opts.noSpecials;
   if (auto c = parseContract(opts.contract))
     co.contract = *c;
   return co;
@@ -122,6 +135,8 @@ std::string checkReplayFlags(const CheckCmdOptions &opts) {
     out += " --z3-timeout " + std::to_string(opts.z3TimeoutMs);
   if (opts.noZ3)
     out += " --no-z3";
+  if (opts.noSpecials)
+    out += " --no-specials";
   if (!opts.contract.empty())
     out += " --contract " + opts.contract;
   return out;
@@ -227,6 +242,9 @@ void registerCheck(CLI::App &app, CommandContext &ctx) {
   addIntOption(sub, "--z3-timeout", opts->z3TimeoutMs, 1, kMaxZ3TimeoutMs,
                "total Z3 budget per check, in ms");
   sub->add_flag("--no-z3", opts->noZ3, "decide races by reachability only (no proof)");
+  sub->add_flag("--no-specials", opts->noSpecials,
+                "seed inputs with ordinary values only, no +-0/inf/NaN/subnormals/extremes (a "
+                "real model, whose activations the specials would make NaN everywhere)");
   sub->add_option("--contract", opts->contract,
                   "numeric contract the values are judged by: exact (bit for bit, NaNs equal) "
                   "or approx (within a bound derived from the magnitudes behind each element); "
