@@ -508,6 +508,22 @@ double allowedDistance(const Magnitude &s, size_t i, DType t) {
   return 2 * (gamma * m + static_cast<double>(s.depth + kRewriteSlack) * tiny);
 }
 
+namespace {
+
+/// May a rewrite's value of element `i` of `x` lie on the other side of 0
+/// (or on it)? Then an op with a pole or a domain edge there (Sqrt and Log of
+/// a negative, a division by it) may give NaN or infinity in the rewrite
+/// where the original had a number: that element's result is unbounded (a
+/// typed campaign finding, InstanceNormalization before a Sqrt in f16).
+bool mayCrossZero(const Magnitude *s, const Tensor &x, int64_t i) {
+  if (!s || !isFloat(x.dtype()))
+    return false;
+  double d = allowedDistance(*s, static_cast<size_t>(i), x.dtype());
+  return d > 0 && d >= std::fabs(x.getDouble(i));
+}
+
+} // namespace
+
 std::vector<Magnitude> propagateMagnitudes(const Node &n, const OpInfo &op,
                                            std::span<const Tensor *const> inputs,
                                            std::span<const Magnitude *const> shadows,
@@ -532,11 +548,18 @@ std::vector<Magnitude> propagateMagnitudes(const Node &n, const OpInfo &op,
   uint32_t chain = depth + roundingsOf(n, inputs, outputs);
   auto finish = [&](size_t k, std::vector<double> m) {
     // The error analysis holds only while nothing overflows: past an
-    // infinity or NaN in the original, the element is unbounded.
-    if (isFloat(outputs[k].dtype()))
+    // infinity or NaN in the original, the element is unbounded; so is one
+    // whose magnitude reaches the dtype's largest finite value (a rewrite's
+    // partial sums may overflow where the original's did not). Infinity,
+    // unlike a large finite magnitude, stays unbounded through the ops after
+    // it (a Sqrt of it divided the magnitude back into range: a typed
+    // campaign finding, fold-scale-axis before a Sqrt).
+    if (isFloat(outputs[k].dtype())) {
+      double limit = largestFinite(outputs[k].dtype());
       for (size_t i = 0; i < m.size() && i < static_cast<size_t>(outputs[k].size()); ++i)
-        if (!std::isfinite(outputs[k].getDouble(static_cast<int64_t>(i))))
+        if (!std::isfinite(outputs[k].getDouble(static_cast<int64_t>(i))) || m[i] >= limit)
           m[i] = kInf;
+    }
     result[k].m = std::move(m);
     result[k].depth = chain;
     result[k].unit = std::max(unit, unitRoundoff(outputs[k].dtype()));
@@ -663,14 +686,17 @@ std::vector<Magnitude> propagateMagnitudes(const Node &n, const OpInfo &op,
     if (!x)
       break;
     perElement([&](const Tensor &, int64_t i) {
-      return at(shadow(0), *x, i) / std::fabs(x->getDouble(i));
+      return mayCrossZero(shadow(0), *x, i) ? kInf
+                                            : at(shadow(0), *x, i) / std::fabs(x->getDouble(i));
     });
     return result;
   case Rule::Sqrt:
     if (!x)
       break;
     perElement([&](const Tensor &o, int64_t i) {
-      return at(shadow(0), *x, i) / (2 * std::fabs(o.getDouble(i)));
+      return mayCrossZero(shadow(0), *x, i)
+                 ? kInf
+                 : at(shadow(0), *x, i) / (2 * std::fabs(o.getDouble(i)));
     });
     return result;
   case Rule::Reciprocal:
@@ -678,7 +704,7 @@ std::vector<Magnitude> propagateMagnitudes(const Node &n, const OpInfo &op,
       break;
     perElement([&](const Tensor &, int64_t i) {
       double v = x->getDouble(i);
-      return at(shadow(0), *x, i) / (v * v);
+      return mayCrossZero(shadow(0), *x, i) ? kInf : at(shadow(0), *x, i) / (v * v);
     });
     return result;
   case Rule::Div: {
@@ -688,6 +714,8 @@ std::vector<Magnitude> propagateMagnitudes(const Node &n, const OpInfo &op,
     perElement([&](const Tensor &o, int64_t i) {
       int64_t ia = broadcastAt(*x, o.shape(), i), ib = broadcastAt(*b, o.shape(), i);
       double vb = b->getDouble(ib);
+      if (mayCrossZero(shadow(1), *b, ib))
+        return kInf;
       return at(shadow(0), *x, ia) / std::fabs(vb) +
              std::fabs(x->getDouble(ia)) * at(shadow(1), *b, ib) / (vb * vb);
     });
