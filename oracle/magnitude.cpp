@@ -555,10 +555,21 @@ std::vector<Magnitude> propagateMagnitudes(const Node &n, const OpInfo &op,
     // it (a Sqrt of it divided the magnitude back into range: a typed
     // campaign finding, fold-scale-axis before a Sqrt).
     if (isFloat(outputs[k].dtype())) {
-      double limit = largestFinite(outputs[k].dtype());
-      for (size_t i = 0; i < m.size() && i < static_cast<size_t>(outputs[k].size()); ++i)
+      DType t = outputs[k].dtype();
+      double limit = largestFinite(t);
+      // Underflow: each rounding may also add an absolute error of one
+      // smallest subnormal, which the ops after it scale like any other
+      // error (a Selu with gamma 1e30 after a subnormal product: a campaign
+      // finding). Carried as magnitude: tiny / u per rounding is the
+      // magnitude whose relative bound is that absolute error.
+      double u = unitRoundoff(t);
+      double underflow =
+          u > 0 ? static_cast<double>(chain - depth + 1) * smallestSubnormal(t) / u : 0;
+      for (size_t i = 0; i < m.size() && i < static_cast<size_t>(outputs[k].size()); ++i) {
+        m[i] += underflow;
         if (!std::isfinite(outputs[k].getDouble(static_cast<int64_t>(i))) || m[i] >= limit)
           m[i] = kInf;
+      }
     }
     result[k].m = std::move(m);
     result[k].depth = chain;
