@@ -346,17 +346,17 @@ constexpr PassInfo kPasses[] = {
      kExplicitOnly, runLegalizePass, NumericContract::Exact,
      "legalize.target=NAME: the target of the target table (required; shipped: dsp, npu)\n"
      "legalize.targets_file=PATH: read the target table from PATH instead of the shipped one"},
-    {kAnnotateUsedMemoryName,
-     "annotate every node with the bytes of fresh buffers live while it runs under the "
-     "reference schedule (_used_memory) and the root NetOutput with the peak (_peak_memory) "
-     "(docs/passes/annotate-used-memory.md)",
-     kExplicitOnly, runAnnotateUsedMemoryPass, NumericContract::Exact},
     {kTensorMoveDeleteName,
      "delete TensorMove copies proven redundant (scenarios 1-5, Rules 1-5 of "
      "docs/passes/tensor-move-delete.md)",
      2, runTensorMoveDeletePass, NumericContract::Exact,
      "tensor_move_delete.conservative=true|false: decide like the reference design, no "
      "extension (default false)"},
+    {kAnnotateUsedMemoryName,
+     "annotate every node with the bytes of fresh buffers live while it runs under the "
+     "reference schedule (_used_memory) and the root NetOutput with the peak (_peak_memory) "
+     "(docs/passes/annotate-used-memory.md)",
+     kExplicitOnly, runAnnotateUsedMemoryPass, NumericContract::Exact},
 };
 
 std::string knownPasses() {
