@@ -185,12 +185,11 @@ private:
       return;
     }
     if (holdsSubgraphs(n)) {
+      // A plain call is transparent; control flow launches nothing itself
+      // (branch choice and While write-backs are not kernels): each
+      // subgraph's nodes count once (docs/cost.md).
       for (GraphId s : n.subgraphs)
         graph(s, depth + 1);
-      if (opKind(n) == OpKind::Call)
-        return;
-      // Control flow itself launches nothing; its While write-backs and
-      // branch selection are not kernels (docs/cost.md).
       return;
     }
     if (isFreeNode(n))

@@ -66,8 +66,6 @@ private:
     return false;
   }
 
-  std::vector<size_t> &stepIndexOf(GraphId g) { return t_.position[g]; }
-
   /// Steps in id order with call bodies inlined in place; refuses control flow.
   bool collect(GraphId g, unsigned depth) {
     const Graph &graph = m_.graph(g);
@@ -100,7 +98,7 @@ private:
         members_[{g, n}] = std::move(inside);
         continue;
       }
-      stepIndexOf(g)[n] = steps_.size();
+      t_.position[g][n] = steps_.size(); // the step index until sweep() reorders
       steps_.push_back({g, n});
     }
     return true;
@@ -300,7 +298,6 @@ private:
 
   bool sweep() {
     size_t n = order_.size();
-    constexpr size_t kNever = SIZE_MAX;
     std::map<Owner, size_t> firstWrite, lastUse;
     std::vector<std::vector<Owner>> reads(n), writes(n);
     for (size_t pos = 0; pos < n; ++pos) {
@@ -373,7 +370,6 @@ private:
         t_.peakStep = pos;
       }
     }
-    (void)kNever;
     return true;
   }
 };
