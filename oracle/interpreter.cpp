@@ -88,6 +88,9 @@ struct Interpreter::Impl {
     /// Every output type the op's inference gives (a kernel may fill more
     /// outputs than the node uses, e.g. LSTM's Y_c when outputs = 2).
     std::vector<TensorType> kernelOutputs;
+    /// The step reads its inputs in the sense of the memory plan (a node
+    /// whose outputs are all views reads nothing: its consumers do).
+    bool readsInputs = false;
     std::vector<PortId> inputs;                    ///< kNoPort: unconnected slot
     std::vector<PortId> outputs;                   ///< kNoPort: no port
     std::vector<std::vector<PortId>> branchResult; ///< If/Case: [branch][k]
@@ -137,6 +140,23 @@ struct Interpreter::Impl {
     DType dtype = DType::U8;
   };
   std::vector<std::optional<BufferShadow>> shadows;
+  /// Live-bytes trace of the current run: the root step position running
+  /// now, and per buffer the first write and the last use (positions).
+  uint64_t rootPosition = 0;
+  std::vector<StepIndex> liveOrder; ///< root steps in the order they ran
+  static constexpr uint64_t kNever = UINT64_MAX;
+  std::vector<uint64_t> firstWrite, lastUse;
+  void noteWrite(BufferId b) {
+    if (b >= firstWrite.size())
+      return;
+    if (firstWrite[b] == kNever)
+      firstWrite[b] = rootPosition;
+    lastUse[b] = rootPosition;
+  }
+  void noteRead(BufferId b) {
+    if (b < lastUse.size() && firstWrite[b] != kNever)
+      lastUse[b] = rootPosition;
+  }
 
   Impl(const Module &mod, const MemoryPlan &p, const InlinedModule &i)
       : m(mod), plan(p), inl(i), domainRuns(i.domains.size(), 0) {
@@ -205,6 +225,10 @@ struct Interpreter::Impl {
       e.inputs.push_back(src ? plan.portId(st.graph, *src) : kNoPort);
     for (uint32_t k = 0; k < n.numOutputs; ++k)
       e.outputs.push_back(plan.portId(st.graph, {st.node, k}));
+    e.readsInputs = st.kind == StepKind::Compute && (n.numOutputs == 0 || e.scribble);
+    for (PortId p : e.outputs)
+      e.readsInputs = e.readsInputs || (st.kind == StepKind::Compute && p != kNoPort &&
+                                        plan.port(p).write != PortWrite::None);
     if (st.kind == StepKind::If || st.kind == StepKind::Case) {
       for (GraphId sub : n.subgraphs) {
         std::vector<PortId> res;
@@ -295,6 +319,7 @@ struct Interpreter::Impl {
       weightWrites.push_back({who, info(b).label});
     if (b < shadows.size())
       shadows[b].reset();
+    noteWrite(b);
     return data(b);
   }
 
@@ -470,6 +495,8 @@ struct Interpreter::Impl {
         continue;
       }
       BufferId b = bufferOf(p);
+      if (e.readsInputs)
+        noteRead(b);
       slots.push_back({static_cast<uint32_t>(scratch.size()), info(b).size, true});
       scratch.insert(scratch.end(), data(b), data(b) + info(b).size);
       if (undefInUse())
@@ -672,6 +699,7 @@ struct Interpreter::Impl {
     if (p == kNoPort)
       return 0;
     BufferId b = bufferOf(p);
+    noteRead(b);
     return info(b).size ? *data(b) : 0;
   }
 
@@ -680,8 +708,11 @@ struct Interpreter::Impl {
     ++domainRuns[d];
     const std::vector<StepIndex> &order =
         d < orders.size() && !orders[d].empty() ? orders[d] : dom.reference;
-    for (StepIndex s : order)
+    for (StepIndex s : order) {
+      if (d == 0)
+        rootPosition = liveOrder.size(), liveOrder.push_back(s);
       runStep(d, s, orders);
+    }
   }
 
   void runStep(DomainId d, StepIndex s, const DomainOrders &orders) {
@@ -742,6 +773,8 @@ struct Interpreter::Impl {
       resultUndef.clear();
       resultShadow.clear();
       for (auto [j, p] : e.bodyResults) {
+        if (p != kNoPort)
+          noteRead(bufferOf(p));
         results.push_back(p == kNoPort ? Bytes{} : bytesOf(bufferOf(p)));
         resultUndef.push_back(p == kNoPort ? Bytes{} : viewOf(bufferOf(p)).undef);
         resultShadow.push_back(p != kNoPort && bufferOf(p) < shadows.size() ? shadows[bufferOf(p)]
@@ -768,6 +801,37 @@ struct Interpreter::Impl {
     }
   }
 
+  /// Turns the trace into live bytes per root step. Only fresh buffers
+  /// count; a graph output's buffer stays live until the last step.
+  void liveBytes(RunOutcome &out) const {
+    size_t n = liveOrder.size();
+    std::vector<uint64_t> end = lastUse;
+    for (PortId p : rootOutputs) {
+      if (p == kNoPort)
+        continue;
+      const PortPlan &root = plan.port(plan.port(p).root);
+      BufferId b = root.rule == BindRule::Own ? root.own : dyn[plan.port(p).root];
+      if (b != kNoBuffer && firstWrite[b] != kNever && n > 0)
+        end[b] = n - 1;
+    }
+    // Difference array over positions: +size at the first write, -size after the end.
+    std::vector<int64_t> delta(n + 1, 0);
+    for (BufferId b = 0; b < plan.buffers().size(); ++b) {
+      if (info(b).kind != BufferKind::Fresh || firstWrite[b] == kNever || firstWrite[b] >= n)
+        continue;
+      delta[firstWrite[b]] += info(b).size;
+      delta[std::min<uint64_t>(end[b], n - 1) + 1] -= info(b).size;
+    }
+    int64_t live = 0;
+    out.liveSteps.reserve(n);
+    for (size_t i = 0; i < n; ++i) {
+      live += delta[i];
+      const Step &st = inl.domains[0].steps[liveOrder[i]];
+      out.liveSteps.push_back({st.name, st.graph, st.node, static_cast<uint64_t>(live)});
+      out.peakLiveBytes = std::max(out.peakLiveBytes, static_cast<uint64_t>(live));
+    }
+  }
+
   RunOutcome run(const DomainOrders &orders) {
     RunOutcome out;
     if (tooLarge) {
@@ -780,10 +844,15 @@ struct Interpreter::Impl {
     for (DomainId d = 0; d < inl.domains.size(); ++d)
       executions[d].assign(inl.domains[d].steps.size(), 0);
     weightWrites.clear();
+    liveOrder.clear();
+    rootPosition = 0;
+    firstWrite.assign(plan.buffers().size(), kNever);
+    lastUse.assign(plan.buffers().size(), kNever);
     try {
       if (!inl.domains.empty())
         runDomain(0, orders);
       out.observation = observe();
+      liveBytes(out);
     } catch (const InterpreterFault &f) {
       out.crashed = true;
       out.crash = f.what();

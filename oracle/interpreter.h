@@ -61,8 +61,25 @@ struct AliasPair {
   friend auto operator<=>(const AliasPair &, const AliasPair &) = default;
 };
 
+/// The live bytes of one step of the root schedule (semantics.md §1): the
+/// total size of the fresh buffers live while the step runs. A fresh buffer
+/// is live from its first write to its last use (a read by a step that
+/// computes, or an in-place write); a buffer bound to a graph output stays
+/// live until the last step. User inputs, caller memory, variables and
+/// weights are not fresh: they live outside the run and never count.
+struct LiveStep {
+  std::string name; ///< graph-qualified step name (call bodies inlined)
+  GraphId graph = kNoGraph;
+  NodeId node = kNoNode;
+  uint64_t bytes = 0;
+};
+
 struct RunOutcome {
   Observation observation;
+  /// One entry per root-domain step, in the order they ran (a control-flow
+  /// step counts everything its subgraphs touch); empty when the run faulted.
+  std::vector<LiveStep> liveSteps;
+  uint64_t peakLiveBytes = 0; ///< the largest liveSteps[i].bytes
   std::vector<WeightWrite> weightWrites;
   bool crashed = false; ///< the interpreter faulted (see `crash`)
   std::string crash;

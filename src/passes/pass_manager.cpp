@@ -3,6 +3,7 @@
 
 #include "ir/printer.h"
 #include "ir/verifier.h"
+#include "passes/annotate_used_memory.h"
 #include "passes/combine_parallel_dense.h"
 #include "passes/convert_layout.h"
 #include "passes/cse.h"
@@ -34,6 +35,18 @@ PassStats runDcePass(Module &m, PassContext &ctx) {
   stats.counters["unused_inputs_removed"] = s.unusedInputsRemoved;
   stats.counters["loop_outputs_kept"] = s.loopOutputsKept;
   stats.counters["order_edges_added"] = s.orderEdgesAdded;
+  return stats;
+}
+
+PassStats runAnnotateUsedMemoryPass(Module &m, PassContext &ctx) {
+  AnnotateUsedMemoryStats s = runAnnotateUsedMemory(m, AnnotateUsedMemoryOptions{}, &ctx.remarks);
+  PassStats stats;
+  stats.counters["annotated"] = s.annotated;
+  stats.counters["changed"] = s.changed;
+  stats.counters["removed"] = s.removed;
+  stats.counters["skipped"] = s.skipped;
+  stats.counters["peak_bytes"] = s.peak;
+  stats.counters["steps"] = s.steps;
   return stats;
 }
 
@@ -339,6 +352,11 @@ constexpr PassInfo kPasses[] = {
      2, runTensorMoveDeletePass, NumericContract::Exact,
      "tensor_move_delete.conservative=true|false: decide like the reference design, no "
      "extension (default false)"},
+    {kAnnotateUsedMemoryName,
+     "annotate every node with the bytes of fresh buffers live while it runs under the "
+     "reference schedule (_used_memory) and the root NetOutput with the peak (_peak_memory) "
+     "(docs/passes/annotate-used-memory.md)",
+     kExplicitOnly, runAnnotateUsedMemoryPass, NumericContract::Exact},
 };
 
 std::string knownPasses() {

@@ -31,6 +31,7 @@ struct RunCmdOptions {
   uint64_t seed = 1;
   std::string schedule = "topo";
   bool plan = false;
+  bool liveBytes = false;
   bool json = false;
   bool full = false;
   std::vector<std::string> inputs; ///< NAME=PATH or K=PATH (NAME: a Data node or ONNX input)
@@ -509,6 +510,14 @@ int runRun(const RunCmdOptions &opts) {
       j["weight_writes"].push_back({{"node", w.node}, {"buffer", w.buffer}});
     if (!fault.empty())
       j["fault"] = fault;
+    if (opts.liveBytes && !r.run1.crashed && !r.run1.budgetExceeded) {
+      nlohmann::ordered_json live;
+      live["steps"] = nlohmann::ordered_json::array();
+      for (const oracle::LiveStep &s : r.run1.liveSteps)
+        live["steps"].push_back({{"node", s.name}, {"bytes", s.bytes}});
+      live["peak"] = r.run1.peakLiveBytes;
+      j["live_bytes"] = std::move(live);
+    }
     if (opts.plan) {
       nlohmann::ordered_json plan;
       plan["outputs"] = nlohmann::ordered_json::array();
@@ -534,6 +543,11 @@ int runRun(const RunCmdOptions &opts) {
   if (!r.crashed() && !r.budgetExceeded())
     out += "run 2 (inputs refilled, variables kept):\n" +
            observationText(r.run2.observation, opts.full);
+  if (opts.liveBytes && !r.run1.crashed && !r.run1.budgetExceeded) {
+    for (const oracle::LiveStep &s : r.run1.liveSteps)
+      out += fmt::format("live: {} {}\n", s.name, s.bytes);
+    out += fmt::format("live peak: {}\n", r.run1.peakLiveBytes);
+  }
   for (const oracle::AliasPair &p : r.alias)
     out += fmt::format("alias: output {} shares memory with {}\n", p.output, p.location);
   for (const oracle::WeightWrite &w : weightWrites)
@@ -561,6 +575,9 @@ void registerRun(CLI::App &app, CommandContext &ctx) {
                   "list of node names (subgraph nodes as graph/node) run in that order")
       ->capture_default_str();
   sub->add_flag("--plan", opts->plan, "also print the memory plan (every output's buffer)");
+  sub->add_flag("--live-bytes", opts->liveBytes,
+                "also print the bytes of fresh buffers live at each step of run 1 (from first "
+                "write to last read; graph outputs until the end) and their peak");
   sub->add_flag("--json", opts->json, "machine-readable output");
   sub->add_flag("--full", opts->full,
                 fmt::format("print every element (default: tensors of more than {} elements "

@@ -209,5 +209,6 @@ void registerBench(CLI::App &app, CommandContext &ctx);
 void registerMissed(CLI::App &app, CommandContext &ctx);
 void registerImport(CLI::App &app, CommandContext &ctx);
 void registerProve(CLI::App &app, CommandContext &ctx);
+void registerCost(CLI::App &app, CommandContext &ctx);
 
 } // namespace graphvet::cli

@@ -22,6 +22,7 @@ int main(int argc, char **argv) {
   registerMissed(app, ctx);
   registerImport(app, ctx);
   registerProve(app, ctx);
+  registerCost(app, ctx);
   try {
     app.parse(argc, argv);
   } catch (const CommandLineError &e) {
