@@ -362,6 +362,14 @@ private:
       if (byRoot[find(i)].size() >= 2)
         continue;
       const Node &nd = node(i);
+      const OpInfo *def = numericDefinition(nd);
+      if (def && def->nondeterministic) {
+        // Opaque by the column; said because fusing it would move or copy a draw.
+        result.refusals.push_back(Refusal{nd.id, "random",
+                                          "it draws random numbers: a nondeterministic op is "
+                                          "never fused, moved or copied"});
+        continue;
+      }
       if (opPattern(nd.type) == OpPattern::Opaque)
         continue;
       if (kind_[i] == OpPattern::Opaque) {

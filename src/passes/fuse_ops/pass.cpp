@@ -39,7 +39,7 @@ FuseOpsStats runFuseOps(Module &m, const FuseOpsOptions &options, std::vector<Re
                     std::string message) {
     if (remarks)
       remarks->push_back(nodeRemark(kFuseOpsName, m.graph(gid), m.graph(gid).node(id),
-                                    std::move(decision), tag, message + " [fuse-ops:" + tag + "]"));
+                                    std::move(decision), tag, std::move(message)));
   };
   auto refuse = [&](GraphId gid, NodeId id, const std::string &tag, const std::string &why) {
     ++stats.refused[tag];
@@ -81,9 +81,12 @@ FuseOpsStats runFuseOps(Module &m, const FuseOpsOptions &options, std::vector<Re
       stats.constsCopied += static_cast<int64_t>(o.consts);
       remark(gid, o.call, "fused", "fused",
              "fused " + names + " into " + o.name + " (" + std::to_string(group.size()) + " ops, " +
-                 std::to_string(o.inputs) + " inputs, " + std::to_string(o.outputs) +
-                 (o.outputs == 1 ? " output" : " outputs") +
-                 (o.consts ? ", " + std::to_string(o.consts) + " constants copied in" : "") + ")");
+                 std::to_string(o.inputs) + (o.inputs == 1 ? " input, " : " inputs, ") +
+                 std::to_string(o.outputs) + (o.outputs == 1 ? " output" : " outputs") +
+                 (o.consts ? ", " + std::to_string(o.consts) +
+                                 (o.consts == 1 ? " constant" : " constants") + " copied in"
+                           : "") +
+                 ")");
     }
   }
   return stats;
