@@ -138,8 +138,29 @@ Outlined outlineGroup(Module &m, GraphId gid, const std::vector<NodeId> &members
   // order the members read and define them.
   std::vector<OutPort> args;
   std::map<OutPort, size_t> argIndex;
-  std::vector<NodeId> copies;
+  std::vector<NodeId> copies; // producers before their readers
   std::vector<OutPort> exports;
+  // A copied producer's own inputs are copied first (a Const has none).
+  auto addCopy = [&](const Graph &g, NodeId id) {
+    std::vector<NodeId> stack{id};
+    for (size_t steps = 0; !stack.empty() && steps <= 2 * g.capacity(); ++steps) {
+      NodeId v = stack.back();
+      if (std::find(copies.begin(), copies.end(), v) != copies.end()) {
+        stack.pop_back();
+        continue;
+      }
+      bool ready = true;
+      for (const std::optional<OutPort> &src : g.node(v).inputs)
+        if (src && std::find(copies.begin(), copies.end(), src->node) == copies.end()) {
+          stack.push_back(src->node);
+          ready = false;
+        }
+      if (ready) {
+        copies.push_back(v);
+        stack.pop_back();
+      }
+    }
+  };
   {
     const Graph &g = m.graph(gid);
     for (NodeId id : members)
@@ -147,8 +168,7 @@ Outlined outlineGroup(Module &m, GraphId gid, const std::vector<NodeId> &members
         if (!src || in[src->node])
           continue;
         if (copiedIntoGroup(g, src->node)) {
-          if (std::find(copies.begin(), copies.end(), src->node) == copies.end())
-            copies.push_back(src->node);
+          addCopy(g, src->node);
         } else if (argIndex.emplace(*src, args.size()).second) {
           args.push_back(*src);
         }
@@ -191,10 +211,14 @@ Outlined outlineGroup(Module &m, GraphId gid, const std::vector<NodeId> &members
   }
   for (NodeId id : copies) {
     const Node &c = g.node(id);
-    NodeId d = sub.addNode(c.name, "Const", {}, 1);
+    std::vector<std::optional<OutPort>> ins;
+    for (const std::optional<OutPort> &src : c.inputs)
+      ins.push_back(src ? std::optional<OutPort>(inside.at(*src)) : std::nullopt);
+    NodeId d = sub.addNode(c.name, c.type, std::move(ins), c.numOutputs);
     sub.node(d).attrs = c.attrs;
     sub.node(d).loc = c.loc;
-    inside[OutPort{id, 0}] = OutPort{d, 0};
+    for (uint32_t k = 0; k < c.numOutputs; ++k)
+      inside[OutPort{id, k}] = OutPort{d, k};
   }
   for (NodeId id : members) {
     const Node &n = g.node(id);
@@ -231,10 +255,14 @@ Outlined outlineGroup(Module &m, GraphId gid, const std::vector<NodeId> &members
   }
   for (size_t i = members.size(); i-- > 0;)
     pg.removeNode(members[i]);
-  for (NodeId id : copies) {
-    const Node &c = pg.node(id);
-    if (c.consumers.empty() || pg.consumers(OutPort{id, 0}).empty())
-      pg.removeNode(id);
+  // An original nothing reads any more goes (readers before producers).
+  for (size_t i = copies.size(); i-- > 0;) {
+    const Node &c = pg.node(copies[i]);
+    bool read = false;
+    for (uint32_t k = 0; k < c.numOutputs; ++k)
+      read = read || !pg.consumers(OutPort{copies[i], k}).empty();
+    if (!read)
+      pg.removeNode(copies[i]);
   }
   result.call = call;
   result.inputs = args.size();
