@@ -108,12 +108,28 @@ std::string groupName(const Graph &g, const std::vector<NodeId> &members) {
   return name;
 }
 
+/// Producers some member reads through an input its output aliases (a
+/// Reshape's data input is a view): a copy inside would be another buffer,
+/// and what the member's value aliases would change, so these stay call
+/// inputs even when they are constants.
+static std::set<NodeId> aliasedProducers(const Graph &g, const std::vector<NodeId> &members) {
+  std::set<NodeId> out;
+  for (NodeId id : members) {
+    const Node &n = g.node(id);
+    for (uint32_t k = 0; k < n.numOutputs; ++k)
+      if (auto slot = aliasedInput(n, k); slot && n.inputs[*slot])
+        out.insert(n.inputs[*slot]->node);
+  }
+  return out;
+}
+
 size_t countArgs(const Graph &g, const std::vector<NodeId> &members) {
   std::vector<char> in = memberMask(g, members);
+  std::set<NodeId> aliased = aliasedProducers(g, members);
   std::set<OutPort> args;
   for (NodeId id : members)
     for (const std::optional<OutPort> &src : g.node(id).inputs)
-      if (src && !in[src->node] && !copiedIntoGroup(g, src->node))
+      if (src && !in[src->node] && (aliased.count(src->node) || !copiedIntoGroup(g, src->node)))
         args.insert(*src);
   return args.size();
 }
@@ -163,11 +179,12 @@ Outlined outlineGroup(Module &m, GraphId gid, const std::vector<NodeId> &members
   };
   {
     const Graph &g = m.graph(gid);
+    std::set<NodeId> aliased = aliasedProducers(g, members);
     for (NodeId id : members)
       for (const std::optional<OutPort> &src : g.node(id).inputs) {
         if (!src || in[src->node])
           continue;
-        if (copiedIntoGroup(g, src->node)) {
+        if (!aliased.count(src->node) && copiedIntoGroup(g, src->node)) {
           addCopy(g, src->node);
         } else if (argIndex.emplace(*src, args.size()).second) {
           args.push_back(*src);
