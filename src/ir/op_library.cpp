@@ -59,6 +59,112 @@ constexpr OpInfo kOps[] = {
     {"_While", OpKind::While, kOutputsPerInput, kNone, kNone, false, "like While"},
 };
 
+/// The pattern column (TVM's TOpPattern), one row per classified op type;
+/// every other type is Opaque. Kept apart from the memory rows and the
+/// numeric family rows so that the column reads as one table.
+struct PatternRow {
+  std::string_view type;
+  OpPattern pattern;
+};
+constexpr PatternRow kPatternColumn[] = {
+    // Element-wise unary math, activations, casts and predicates.
+    {"Abs", OpPattern::ElemWise},
+    {"Neg", OpPattern::ElemWise},
+    {"Sign", OpPattern::ElemWise},
+    {"Exp", OpPattern::ElemWise},
+    {"Log", OpPattern::ElemWise},
+    {"Sqrt", OpPattern::ElemWise},
+    {"Reciprocal", OpPattern::ElemWise},
+    {"Tanh", OpPattern::ElemWise},
+    {"Erf", OpPattern::ElemWise},
+    {"Floor", OpPattern::ElemWise},
+    {"Ceil", OpPattern::ElemWise},
+    {"Round", OpPattern::ElemWise},
+    {"Relu", OpPattern::ElemWise},
+    {"LeakyRelu", OpPattern::ElemWise},
+    {"Elu", OpPattern::ElemWise},
+    {"Selu", OpPattern::ElemWise},
+    {"Celu", OpPattern::ElemWise},
+    {"Sigmoid", OpPattern::ElemWise},
+    {"HardSigmoid", OpPattern::ElemWise},
+    {"HardSwish", OpPattern::ElemWise},
+    {"Softplus", OpPattern::ElemWise},
+    {"Softsign", OpPattern::ElemWise},
+    {"Not", OpPattern::ElemWise},
+    {"IsNaN", OpPattern::ElemWise},
+    {"IsInf", OpPattern::ElemWise},
+    {"Cast", OpPattern::ElemWise},
+    // Binary and variadic element-wise ops with numpy broadcasting (an edge
+    // whose input already has the result's type counts as ElemWise).
+    {"Add", OpPattern::Broadcast},
+    {"Sub", OpPattern::Broadcast},
+    {"Mul", OpPattern::Broadcast},
+    {"Div", OpPattern::Broadcast},
+    {"Pow", OpPattern::Broadcast},
+    {"Mod", OpPattern::Broadcast},
+    {"Max", OpPattern::Broadcast},
+    {"Min", OpPattern::Broadcast},
+    {"Sum", OpPattern::Broadcast},
+    {"Mean", OpPattern::Broadcast},
+    {"Clip", OpPattern::Broadcast},
+    {"PRelu", OpPattern::Broadcast},
+    {"Equal", OpPattern::Broadcast},
+    {"Less", OpPattern::Broadcast},
+    {"Greater", OpPattern::Broadcast},
+    {"LessOrEqual", OpPattern::Broadcast},
+    {"GreaterOrEqual", OpPattern::Broadcast},
+    {"And", OpPattern::Broadcast},
+    {"Or", OpPattern::Broadcast},
+    {"Xor", OpPattern::Broadcast},
+    {"Where", OpPattern::Broadcast},
+    {"CastLike", OpPattern::Broadcast},
+    // Data movement: each output element is one input element.
+    {"Reshape", OpPattern::Injective},
+    {"Flatten", OpPattern::Injective},
+    {"Squeeze", OpPattern::Injective},
+    {"Unsqueeze", OpPattern::Injective},
+    {"Expand", OpPattern::Injective},
+    {"Transpose", OpPattern::Injective},
+    {"Concat", OpPattern::Injective},
+    {"Split", OpPattern::Injective},
+    {"Slice", OpPattern::Injective},
+    {"Gather", OpPattern::Injective},
+    {"Tile", OpPattern::Injective},
+    {"Pad", OpPattern::Injective},
+    {"DepthToSpace", OpPattern::Injective},
+    {"SpaceToDepth", OpPattern::Injective},
+    {"Resize", OpPattern::Injective},
+    // Commutative reductions.
+    {"ReduceSum", OpPattern::CommReduce},
+    {"ReduceMean", OpPattern::CommReduce},
+    {"ReduceMax", OpPattern::CommReduce},
+    {"ReduceMin", OpPattern::CommReduce},
+    {"ReduceProd", OpPattern::CommReduce},
+    {"ReduceL1", OpPattern::CommReduce},
+    {"ReduceL2", OpPattern::CommReduce},
+    {"ReduceSumSquare", OpPattern::CommReduce},
+    {"ReduceLogSum", OpPattern::CommReduce},
+    {"ReduceLogSumExp", OpPattern::CommReduce},
+    {"ArgMax", OpPattern::CommReduce},
+    {"ArgMin", OpPattern::CommReduce},
+    // Anchors: their element-wise consumers fuse into them.
+    {"Conv", OpPattern::OutEWiseFusable},
+    {"ConvTranspose", OpPattern::OutEWiseFusable},
+    {"ConvInteger", OpPattern::OutEWiseFusable},
+    {"QLinearConv", OpPattern::OutEWiseFusable},
+    {"MatMul", OpPattern::OutEWiseFusable},
+    {"Gemm", OpPattern::OutEWiseFusable},
+    {"MaxPool", OpPattern::OutEWiseFusable},
+    {"AveragePool", OpPattern::OutEWiseFusable},
+    {"GlobalAveragePool", OpPattern::OutEWiseFusable},
+    {"GlobalMaxPool", OpPattern::OutEWiseFusable},
+    // Opaque (not listed): sources, NetOutput, copies (TensorMove, Identity),
+    // variables and the Assign family, in-place and scribbling ops, random
+    // ops and Dropout, calls and control flow, Shape/Size/ConstantOfShape/
+    // Range, the softmax family and CumSum, the normalizations, MaxUnpool and
+    // LSTM.
+};
+
 constexpr OpInfo kOrdinary{
     "", OpKind::Ordinary, 1, kNone, kNone, false, "computes fresh outputs from all input bytes"};
 
@@ -143,6 +249,33 @@ const OpInfo *numericDefinition(const Node &n) {
 
 OpKind opKind(const Node &n) {
   return lookupOp(n.type).kind;
+}
+
+OpPattern opPattern(std::string_view type) {
+  for (const PatternRow &row : kPatternColumn)
+    if (row.type == type)
+      return row.pattern;
+  return OpPattern::Opaque;
+}
+
+std::string_view opPatternName(OpPattern p) {
+  switch (p) {
+  case OpPattern::ElemWise:
+    return "ElemWise";
+  case OpPattern::Broadcast:
+    return "Broadcast";
+  case OpPattern::Injective:
+    return "Injective";
+  case OpPattern::CommReduce:
+    return "CommReduce";
+  case OpPattern::OutEWiseFusable:
+    return "OutEWiseFusable";
+  case OpPattern::Tuple:
+    return "Tuple";
+  case OpPattern::Opaque:
+    return "Opaque";
+  }
+  return "Opaque";
 }
 
 uint32_t defaultOutputCount(std::string_view type, size_t numInputs) {

@@ -65,6 +65,24 @@ struct OpInfo {
 
 inline constexpr uint32_t kOutputsPerInput = UINT32_MAX;
 
+/// TVM's fusion pattern kind of an op (docs/passes/fuse-ops.md), ordered:
+/// a larger kind is harder to fuse. ElemWise maps each output element to the
+/// same-index input element; Broadcast to an element of a broadcast input;
+/// Injective is any one-to-one index map (Reshape, Transpose, Concat...);
+/// CommReduce a commutative reduction; OutEWiseFusable an op (Conv, MatMul)
+/// whose output element-wise consumers can be fused into it; Tuple groups
+/// values; Opaque is never fused (effects, randomness, control flow,
+/// boundaries and every op not classified).
+enum class OpPattern : uint8_t {
+  ElemWise = 0,
+  Broadcast = 1,
+  Injective = 2,
+  CommReduce = 3,
+  OutEWiseFusable = 4,
+  Tuple = 7,
+  Opaque = 8,
+};
+
 /// The row for `type`; unknown types get the Ordinary row (one output).
 const OpInfo &lookupOp(std::string_view type);
 /// Every row of the tables, memory rows first, then each numeric family in
@@ -77,6 +95,11 @@ bool isNumericOp(std::string_view type);
 const OpInfo *numericDefinition(const Node &n);
 
 OpKind opKind(const Node &n);
+/// The pattern column of the op table: the fusion pattern kind of `type`
+/// (Opaque for every type the column does not classify).
+OpPattern opPattern(std::string_view type);
+/// "ElemWise", "Broadcast", ... (for remarks and --help).
+std::string_view opPatternName(OpPattern p);
 /// Default output count of a node of this type with `numInputs` inputs.
 uint32_t defaultOutputCount(std::string_view type, size_t numInputs);
 

@@ -10,6 +10,7 @@
 #include "passes/dce.h"
 #include "passes/fold_constant.h"
 #include "passes/fold_scale_axis.h"
+#include "passes/fuse_ops.h"
 #include "passes/legalize.h"
 #include "passes/reuse_options.h"
 #include "passes/simplify/simplify.h"
@@ -182,6 +183,32 @@ PassStats runFoldScaleAxisPass(Module &m, PassContext &ctx) {
   return stats;
 }
 
+PassStats runFuseOpsPass(Module &m, PassContext &ctx) {
+  FuseOpsOptions options;
+  auto readLimit = [&](std::string_view key, int64_t &value) {
+    auto it = m.options.find(std::string(key));
+    if (it == m.options.end())
+      return;
+    const std::string &text = it->second;
+    int64_t v = -1;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec == std::errc() && end == text.data() + text.size() && v >= 1)
+      value = v;
+    else
+      optionWarning(m, it->first, "a decimal integer of at least 1", ctx.warnings);
+  };
+  readLimit(kFuseOpsMaxDepthOption, options.maxFuseDepth);
+  readLimit(kFuseOpsMaxArgsOption, options.maxArgs);
+  FuseOpsStats s = runFuseOps(m, options, &ctx.remarks);
+  PassStats stats;
+  stats.counters["groups"] = s.groups;
+  stats.counters["ops_fused"] = s.opsFused;
+  stats.counters["consts_copied"] = s.constsCopied;
+  for (const auto &[tag, count] : s.refused)
+    stats.counters["refused_" + tag] = count;
+  return stats;
+}
+
 PassStats runConvertLayoutPass(Module &m, PassContext &ctx) {
   ConvertLayoutOptions options;
   if (auto it = m.options.find(std::string(kConvertLayoutTargetOption)); it != m.options.end()) {
@@ -346,6 +373,13 @@ constexpr PassInfo kPasses[] = {
      kExplicitOnly, runLegalizePass, NumericContract::Exact,
      "legalize.target=NAME: the target of the target table (required; shipped: dsp, npu)\n"
      "legalize.targets_file=PATH: read the target table from PATH instead of the shipped one"},
+    {kFuseOpsName,
+     "group ops into fused kernels by TVM's pattern kinds over the post-dominator tree and "
+     "outline each group into a PartitionedCall marked _fused (docs/passes/fuse-ops.md)",
+     kExplicitOnly, runFuseOpsPass, NumericContract::Exact,
+     "fuse_ops.max_fuse_depth=N: most ops in one group, at least 1 (default 256)\n"
+     "fuse_ops.max_args=N: most values one group reads from outside, constants copied in not "
+     "counted, at least 1 (default 256)"},
     {kTensorMoveDeleteName,
      "delete TensorMove copies proven redundant (scenarios 1-5, Rules 1-5 of "
      "docs/passes/tensor-move-delete.md)",

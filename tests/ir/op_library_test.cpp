@@ -37,6 +37,35 @@ TEST(OpLibrary, KindsOfTheFamilies) {
   EXPECT_FALSE(allOps().empty());
 }
 
+TEST(OpLibrary, PatternColumn) {
+  // One op of each kind, and the default for anything unclassified.
+  EXPECT_EQ(opPattern("Relu"), OpPattern::ElemWise);
+  EXPECT_EQ(opPattern("Add"), OpPattern::Broadcast);
+  EXPECT_EQ(opPattern("Transpose"), OpPattern::Injective);
+  EXPECT_EQ(opPattern("ReduceSum"), OpPattern::CommReduce);
+  EXPECT_EQ(opPattern("Conv"), OpPattern::OutEWiseFusable);
+  EXPECT_EQ(opPattern("Softmax"), OpPattern::Opaque);
+  EXPECT_EQ(opPattern("SomethingNew"), OpPattern::Opaque);
+  EXPECT_EQ(opPatternName(OpPattern::OutEWiseFusable), "OutEWiseFusable");
+  size_t classified = 0;
+  for (const OpInfo *op : allOps()) {
+    OpPattern p = opPattern(op->type);
+    if (p == OpPattern::Opaque)
+      continue;
+    ++classified;
+    // Only ordinary numeric ops with no effect are ever fusible: sources,
+    // boundaries, copies, holders, in-place writers, scribblers and random
+    // ops stay Opaque.
+    EXPECT_EQ(op->kind, OpKind::Ordinary) << op->type;
+    EXPECT_TRUE(op->infer && op->kernel) << op->type;
+    EXPECT_FALSE(op->nondeterministic) << op->type;
+    EXPECT_TRUE(op->refOutputs.empty()) << op->type;
+    EXPECT_FALSE(op->inputMutable) << op->type;
+  }
+  // Every classified type is an op of the table (no typo in the column).
+  EXPECT_EQ(classified, 85u);
+}
+
 TEST(OpLibrary, DefaultOutputCounts) {
   EXPECT_EQ(defaultOutputCount("NetOutput", 3), 0u);
   EXPECT_EQ(defaultOutputCount("While", 3), 3u);
