@@ -53,7 +53,8 @@ bool isOutlinedCall(const Node &n);
 
 /// Runs the pass over every live graph of `m` (graphs of outlined calls
 /// aside). When `remarks` is given, appends one remark per region created and
-/// per refusal, in topological order of each graph.
+/// per refusal: per graph, admission refusals in topological order, then
+/// refused merges, then regions.
 PartitionGraphStats runPartitionGraph(Module &m, const PartitionGraphOptions &options,
                                       std::vector<Remark> *remarks);
 
