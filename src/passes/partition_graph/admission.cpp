@@ -1,5 +1,5 @@
 // partition-graph, admission: which nodes may be outlined for a target. Graph
-// structure stays silently; effects, random draws, copies into fresh buffers,
+// structure stays silently; reserved nodes, effects, random draws, copies into fresh buffers,
 // views and nodes with control edges stay with a reason tag; the rest is
 // what the target table supports.
 #include "ir/op_library.h"
@@ -8,6 +8,13 @@
 #include <fmt/format.h>
 
 namespace graphvet::partition {
+
+bool isReservedNode(const Node &n) {
+  if (n.attr("no_need_constant_folding"))
+    return true;
+  const AttrValue *v = n.attr("_cannot_be_deleted");
+  return v && ((v->isBool() && v->asBool()) || (v->isString() && v->asString() == "true"));
+}
 
 std::optional<Refusal> admission(const Node &n, const Target &target,
                                  const std::vector<const TensorType *> &inputTypes) {
@@ -32,6 +39,10 @@ std::optional<Refusal> admission(const Node &n, const Target &target,
   case OpKind::Ordinary:
     break;
   }
+  if (isReservedNode(n))
+    return Refusal{"reserved", fmt::format("{} is reserved (_cannot_be_deleted or "
+                                           "no_need_constant_folding): it keeps its graph and name",
+                                           n.name)};
   bool effect = isInputMutable(n) || !refWrittenInputs(n).empty();
   for (uint32_t k = 0; k < n.numOutputs && !effect; ++k)
     effect = refVarSrcName(n, k) != nullptr;

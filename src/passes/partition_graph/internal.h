@@ -22,6 +22,11 @@ struct Refusal {
   std::string why;
 };
 
+/// True when `n` carries an attribute that forbids deleting it
+/// (`no_need_constant_folding`, or `_cannot_be_deleted = true`): such a node
+/// keeps its place (graph and name), so it is never moved into a region.
+bool isReservedNode(const Node &n);
+
 /// nullopt when `n` may join a region for `target`; otherwise why not.
 std::optional<Refusal> admission(const Node &n, const Target &target,
                                  const std::vector<const TensorType *> &inputTypes);

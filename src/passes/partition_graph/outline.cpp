@@ -25,10 +25,12 @@ std::string freeName(const Graph &g, const std::string &base) {
 }
 
 /// A constant a region may carry inside: a Const with its value, no inputs
-/// and no control edges (a placeholder weight is passed in as an input).
+/// and no control edges, not reserved (a placeholder weight or a reserved
+/// constant is passed in as an input).
 bool isMovableConstant(const Node &n) {
-  return opKind(n) == OpKind::Weight && n.inputs.empty() && n.ctrlIn.empty() && n.ctrlOut.empty() &&
-         n.numOutputs == 1 && n.attr("value") && n.attr("value")->isTensor();
+  return opKind(n) == OpKind::Weight && !isReservedNode(n) && n.inputs.empty() &&
+         n.ctrlIn.empty() && n.ctrlOut.empty() && n.numOutputs == 1 && n.attr("value") &&
+         n.attr("value")->isTensor();
 }
 
 } // namespace
