@@ -1,6 +1,9 @@
 // Pass-contract checks layered on the oracle's verdict (see contract.h).
 #include "props/contract.h"
 
+#include "ir/op_library.h"
+
+#include <map>
 #include <string>
 
 namespace graphvet::props {
@@ -36,6 +39,75 @@ void checkReservedNodesKept(const Module &original, const Module &optimized,
     }
   }
   if (missing)
+    result.verdict = oracle::Verdict::Violation;
+}
+
+namespace {
+
+/// The buffer `p` of subgraph `g` is bound to, followed through views and ref
+/// outputs inside `g` (bounded by the node count: the graph is acyclic).
+OutPort bufferRoot(const Graph &g, OutPort p) {
+  for (size_t step = 0; step < g.capacity(); ++step) {
+    const Node &n = g.node(p.node);
+    std::optional<uint32_t> in = aliasedInput(n, p.index);
+    if (!in || *in >= n.inputs.size() || !n.inputs[*in])
+      return p;
+    p = *n.inputs[*in];
+  }
+  return p;
+}
+
+bool isOutlined(const Node &n) {
+  return n.attr("_target") != nullptr || n.attr("_fused") != nullptr;
+}
+
+} // namespace
+
+void checkOutlinedCallOutputs(const Module &original, const Module &optimized,
+                              oracle::CheckResult &result) {
+  if (result.verdict == oracle::Verdict::Invalid)
+    return;
+  bool found = false;
+  for (GraphId gid : optimized.canonicalGraphOrder()) {
+    const Graph &g = optimized.graph(gid);
+    GraphId before = original.findGraph(g.name);
+    for (NodeId id : g.liveNodes()) {
+      const Node &call = g.node(id);
+      if (!isOutlined(call) || call.subgraphs.size() != 1 ||
+          (before != kNoGraph && original.graph(before).find(call.name) != kNoNode))
+        continue;
+      const Graph &body = optimized.graph(call.subgraphs[0]);
+      std::map<OutPort, int64_t> owner; // buffer root -> first output bound to it
+      auto report = [&](std::string message) {
+        oracle::Violation v;
+        v.kind = std::string(kRegionAliasKind);
+        v.nodes = {optimized.qualifiedName(gid, id)};
+        v.message = std::move(message);
+        result.violations.push_back(std::move(v));
+        found = true;
+      };
+      for (NodeId r : body.nodesOfType("NetOutput")) {
+        const Node &no = body.node(r);
+        for (uint32_t k = 0; k < no.inputs.size(); ++k) {
+          auto j = no.intAttr(Node::portKey(false, k, "_parent_node_index"));
+          if (!j || !no.inputs[k])
+            continue;
+          OutPort root = bufferRoot(body, *no.inputs[k]);
+          const Node &rn = body.node(root.node);
+          if (opKind(rn) == OpKind::DataSource)
+            report("output " + std::to_string(*j) + " of outlined call " + call.name +
+                   " is (a view of) its input " + rn.name +
+                   ": a region output must own its "
+                   "buffer");
+          else if (auto [it, fresh] = owner.emplace(root, *j); !fresh && it->second != *j)
+            report("outputs " + std::to_string(it->second) + " and " + std::to_string(*j) +
+                   " of outlined call " + call.name + " share the buffer of " + rn.name +
+                   ": a value is exported once, and no two outputs alias");
+        }
+      }
+    }
+  }
+  if (found)
     result.verdict = oracle::Verdict::Violation;
 }
 

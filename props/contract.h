@@ -25,4 +25,17 @@ bool isReservedNode(const Node &n);
 void checkReservedNodesKept(const Module &original, const Module &optimized,
                             oracle::CheckResult &result);
 
+/// Violation kind of an outlined call (`_target` or `_fused`) whose outputs
+/// share a buffer: two outputs the same value or views of one buffer, or an
+/// output a view of one of the call's inputs (midend-passes.md: a region's
+/// outputs never alias each other; each value used outside is one output).
+inline constexpr std::string_view kRegionAliasKind = "region-alias";
+
+/// Appends one `region-alias` violation per such output of a call marked
+/// `_target` or `_fused` that `optimized` has and `original` has not (same
+/// graph name, same node name), and turns a sound or inconclusive verdict
+/// into a violation. An invalid original is left alone.
+void checkOutlinedCallOutputs(const Module &original, const Module &optimized,
+                              oracle::CheckResult &result);
+
 } // namespace graphvet::props

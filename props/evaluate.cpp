@@ -26,6 +26,7 @@ Evaluation evaluate(const Module &original, const EvalOptions &opts) {
     check.contract = NumericContract::Approx;
   e.result = oracle::checkRefinement(original, e.optimized, check);
   checkReservedNodesKept(original, e.optimized, e.result);
+  checkOutlinedCallOutputs(original, e.optimized, e.result);
   return e;
 }
 

@@ -7,6 +7,7 @@
 #include "ir/dot.h"
 
 #include "ir/op_library.h"
+#include "ir/printer.h"
 
 #include <fmt/format.h>
 
@@ -88,6 +89,10 @@ std::string valueText(const AttrValue &v) {
     return fmt::format("\"{}\"", v.asString());
   if (v.isIdent())
     return v.asIdent();
+  // Floats and tensor literals (format version 2) as the printer writes them;
+  // the label truncates a long tensor.
+  if (!v.isList())
+    return formatAttrValue(v);
   std::string out = "[";
   bool first = true;
   for (const AttrValue &e : v.asList()) {
@@ -160,7 +165,7 @@ private:
       }
       // The holder and its subgraphs share a wrapper cluster.
       line(indent + 1, fmt::format("subgraph cluster_g{}n{}_holder {{", gid, id));
-      line(indent + 2, "label=\"\"; style=dashed; color=\"#9aa5b1\";");
+      line(indent + 2, holderStyle(n));
       emitNode(gid, n, indent + 2);
       for (size_t k = 0; k < n.subgraphs.size(); ++k) {
         GraphId sub = n.subgraphs[k];
@@ -175,6 +180,24 @@ private:
       line(indent + 1, "}");
     }
     line(indent, "}");
+  }
+
+  /// The wrapper cluster's label and style. A call outlined as one kernel
+  /// (partition-graph's `_target`, fuse-ops' `_fused`) is a filled box named
+  /// after its kernel, so the kernels of a graph show at a glance.
+  std::string holderStyle(const Node &n) const {
+    if (opKind(n) == OpKind::Call && !n.subgraphs.empty() && n.subgraphs[0] < m_.numGraphs()) {
+      const std::string &body = m_.graph(n.subgraphs[0]).name;
+      if (const std::string *t = n.stringAttr("_target"))
+        return fmt::format("label=<kernel <b>{}</b> on target <b>{}</b>>; style=\"filled,bold\"; "
+                           "color=\"#c47a00\"; fillcolor=\"#fff4e0\";",
+                           html(body), html(*t));
+      if (const std::string *f = n.stringAttr("_fused"))
+        return fmt::format("label=<fused kernel <b>{}</b>>; style=\"filled,bold\"; "
+                           "color=\"#2e8b57\"; fillcolor=\"#eaf7ef\";",
+                           html(f->empty() ? body : *f));
+    }
+    return "label=\"\"; style=dashed; color=\"#9aa5b1\";";
   }
 
   static std::string subgraphRole(const Node &n, size_t k) {

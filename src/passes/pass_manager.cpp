@@ -12,6 +12,7 @@
 #include "passes/fold_scale_axis.h"
 #include "passes/fuse_ops.h"
 #include "passes/legalize.h"
+#include "passes/partition_graph.h"
 #include "passes/reuse_options.h"
 #include "passes/simplify/simplify.h"
 #include "passes/simplify_inference.h"
@@ -278,6 +279,51 @@ PassStats runLegalizePass(Module &m, PassContext &ctx) {
   return stats;
 }
 
+/// partition-graph: the target (partition_graph.target) from the shipped table or from a
+/// user's file (partition_graph.targets_file), read as legalize reads its own. A missing or
+/// unknown target, or a malformed file, is an error (the pipeline stops, exit 2).
+PassStats runPartitionGraphPass(Module &m, PassContext &ctx) {
+  PassStats stats;
+  auto fail = [&](std::string_view key, std::string message) {
+    Diagnostic d;
+    if (auto loc = m.optionLocs.find(std::string(key)); loc != m.optionLocs.end())
+      d.loc = loc->second;
+    d.message = "partition-graph: " + std::move(message);
+    ctx.warnings.push_back(std::move(d));
+    return stats;
+  };
+  std::optional<TargetTable> userTable;
+  const TargetTable *table = &builtinTargetTable();
+  if (auto it = m.options.find(std::string(kPartitionGraphTargetsFileOption));
+      it != m.options.end()) {
+    Diagnostics errors;
+    userTable = loadTargetTable(it->second, errors);
+    if (!userTable)
+      return fail(kPartitionGraphTargetsFileOption,
+                  errors.empty() ? it->second : errors[0].message);
+    table = &*userTable;
+  }
+  auto it = m.options.find(std::string(kPartitionGraphTargetOption));
+  if (it == m.options.end())
+    return fail(kPartitionGraphTargetOption,
+                "no target: give --option partition_graph.target=NAME (known: " + table->names() +
+                    ")");
+  const Target *target = table->find(it->second);
+  if (!target)
+    return fail(kPartitionGraphTargetOption,
+                "unknown target \"" + it->second + "\" (known: " + table->names() + ")");
+  PartitionGraphStats s = runPartitionGraph(m, PartitionGraphOptions{target}, &ctx.remarks);
+  stats.counters["regions"] = s.regions;
+  stats.counters["ops_partitioned"] = s.opsPartitioned;
+  stats.counters["consts_moved"] = s.constsMoved;
+  stats.counters["consts_cloned"] = s.constsCloned;
+  stats.counters["region_inputs"] = s.regionInputs;
+  stats.counters["region_outputs"] = s.regionOutputs;
+  for (const auto &[tag, count] : s.refused)
+    stats.counters["refused_" + tag] = count;
+  return stats;
+}
+
 PassStats runTensorMoveDeletePass(Module &m, PassContext &ctx) {
   TensorMoveDeleteOptions options;
   options.grants = readReuseGrants(m.options, m.optionLocs, ctx.warnings);
@@ -380,6 +426,15 @@ constexpr PassInfo kPasses[] = {
      "fuse_ops.max_fuse_depth=N: most ops in one group, at least 1 (default 256)\n"
      "fuse_ops.max_args=N: most values one group reads from outside, constants copied in not "
      "counted, at least 1 (default 256)"},
+    {kPartitionGraphName,
+     "outline maximal convex regions of the ops a target supports into PartitionedCalls marked "
+     "_target, constants moved in, each outside use one call output "
+     "(docs/passes/partition-graph.md)",
+     kExplicitOnly, runPartitionGraphPass, NumericContract::Exact,
+     "partition_graph.target=NAME: the target of the target table (required; shipped: dsp, "
+     "npu)\n"
+     "partition_graph.targets_file=PATH: read the target table from PATH instead of the "
+     "shipped one"},
     {kTensorMoveDeleteName,
      "delete TensorMove copies proven redundant (scenarios 1-5, Rules 1-5 of "
      "docs/passes/tensor-move-delete.md)",

@@ -23,8 +23,10 @@ std::vector<PipelineOptions> pipelines() {
   for (const PassInfo &p : allPasses()) {
     PipelineOptions po;
     po.passes = std::vector<std::string>{std::string(p.name)};
-    if (p.name == "legalize") // the one pass that needs an option to run
+    if (p.name == "legalize") // a pass that needs an option to run
       po.optionOverrides["legalize.target"] = "npu";
+    if (p.name == "partition-graph") // needs its target too
+      po.optionOverrides["partition_graph.target"] = "npu";
     out.push_back(po);
   }
   out.push_back(PipelineOptions{});

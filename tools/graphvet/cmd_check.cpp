@@ -153,8 +153,10 @@ int checkPair(const CheckCmdOptions &opts) {
   oracle::CheckOptions co = checkOptions(opts);
   co.optimizedName = opts.pair[1] == "-" ? "<stdin>" : opts.pair[1];
   oracle::CheckResult r = oracle::checkRefinementOfText(*orig, *optText, co);
-  if (ParseResult opt = parseModule(*optText); opt.module)
+  if (ParseResult opt = parseModule(*optText); opt.module) {
     props::checkReservedNodesKept(*orig, *opt.module, r);
+    props::checkOutlinedCallOutputs(*orig, *opt.module, r);
+  }
   r.replay = oracle::replayPairCommand(opts.pair[0], opts.pair[1], opts.seed, opts.arithmetics) +
              checkReplayFlags(opts) + onnxReplayFlags(opts.onnx);
   print(r, "", opts.json);
@@ -194,6 +196,7 @@ int checkFiles(const CheckCmdOptions &opts) {
       co.contract = pipelineContract(pipeline);
     oracle::CheckResult r = oracle::checkRefinement(*original, optimized, co);
     props::checkReservedNodesKept(*original, optimized, r);
+    props::checkOutlinedCallOutputs(*original, optimized, r);
     r.replay = oracle::replayPassesCommand(file, opts.pipeline.passes.value_or(""), opts.seed,
                                            opts.arithmetics) +
                pipelineReplayFlags(opts.pipeline) + checkReplayFlags(opts) +
