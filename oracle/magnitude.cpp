@@ -478,6 +478,21 @@ Magnitude exactMagnitude(const Tensor &t) {
   return s;
 }
 
+/// May a legitimate rewrite of an element of magnitude `m` (chain `depth`,
+/// unit roundoff `unit`) overflow? It may land anywhere within 2 * gamma * m
+/// of the original; past the largest finite value that includes infinity (an
+/// f16 BatchNormalization at 65504 whose rewrite rounds up: a campaign
+/// finding).
+bool nearOverflow(double m, uint32_t depth, double unit, DType t) {
+  double limit = largestFinite(t);
+  if (!std::isfinite(m) || m >= limit)
+    return true;
+  double nu = static_cast<double>(depth + kRewriteSlack) * unit;
+  if (nu >= 0.5)
+    return false; // no gamma: the caller treats the element as unbounded anyway
+  return m * (1 + 2 * nu / (1 - nu)) >= limit;
+}
+
 double allowedDistance(const Magnitude &s, size_t i, DType t) {
   if (s.unit == 0 || i >= s.m.size())
     return 0;
@@ -488,6 +503,8 @@ double allowedDistance(const Magnitude &s, size_t i, DType t) {
   if (nu >= 0.5)
     return kInf;
   double gamma = nu / (1 - nu);
+  if (nearOverflow(m, s.depth, s.unit, t))
+    return kInf;
   double tiny = 0;
   switch (t) {
   case DType::F16:
@@ -556,18 +573,19 @@ std::vector<Magnitude> propagateMagnitudes(const Node &n, const OpInfo &op,
     // campaign finding, fold-scale-axis before a Sqrt).
     if (isFloat(outputs[k].dtype())) {
       DType t = outputs[k].dtype();
-      double limit = largestFinite(t);
       // Underflow: each rounding may also add an absolute error of one
       // smallest subnormal, which the ops after it scale like any other
       // error (a Selu with gamma 1e30 after a subnormal product: a campaign
       // finding). Carried as magnitude: tiny / u per rounding is the
       // magnitude whose relative bound is that absolute error.
       double u = unitRoundoff(t);
+      double outUnit = std::max(unit, u);
       double underflow =
           u > 0 ? static_cast<double>(chain - depth + 1) * smallestSubnormal(t) / u : 0;
       for (size_t i = 0; i < m.size() && i < static_cast<size_t>(outputs[k].size()); ++i) {
         m[i] += underflow;
-        if (!std::isfinite(outputs[k].getDouble(static_cast<int64_t>(i))) || m[i] >= limit)
+        if (!std::isfinite(outputs[k].getDouble(static_cast<int64_t>(i))) ||
+            nearOverflow(m[i], chain, outUnit, t))
           m[i] = kInf;
       }
     }

@@ -66,6 +66,10 @@ std::string groupName(const Graph &g, const std::vector<NodeId> &members);
 size_t countArgs(const Graph &g, const std::vector<NodeId> &members);
 /// True when some member's value is used outside the group.
 bool hasOutsideUse(const Graph &g, const std::vector<NodeId> &members);
+/// True when a value used outside the group is, through views inside it only,
+/// a buffer the group reads from outside: the call would hand back (a view
+/// of) its own input, which a kernel's output may not be (it owns its buffer).
+bool exportsViewOfInput(const Graph &g, const std::vector<NodeId> &members);
 
 /// Outlines `members` of graph `g` (convex, each with one output) into a
 /// PartitionedCall with a new subgraph; outside uses of each member's value

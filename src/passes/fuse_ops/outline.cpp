@@ -146,6 +146,33 @@ bool hasOutsideUse(const Graph &g, const std::vector<NodeId> &members) {
   return false;
 }
 
+bool exportsViewOfInput(const Graph &g, const std::vector<NodeId> &members) {
+  std::vector<char> in = memberMask(g, members);
+  for (NodeId id : members) {
+    const Node &n = g.node(id);
+    for (uint32_t k = 0; k < n.numOutputs; ++k) {
+      bool outside = false;
+      for (const InPort &c : g.consumers(OutPort{id, k}))
+        outside = outside || !in[c.node];
+      if (!outside)
+        continue;
+      // Follow views back while they stay inside the group (bounded by the
+      // group's size: each step moves to an earlier member).
+      OutPort p{id, k};
+      for (size_t step = 0; step <= members.size(); ++step) {
+        const Node &prod = g.node(p.node);
+        std::optional<uint32_t> v = viewInput(prod, p.index);
+        if (!v || *v >= prod.inputs.size() || !prod.inputs[*v])
+          break;
+        p = *prod.inputs[*v];
+        if (!in[p.node])
+          return true;
+      }
+    }
+  }
+  return false;
+}
+
 Outlined outlineGroup(Module &m, GraphId gid, const std::vector<NodeId> &members) {
   Outlined result;
   std::vector<char> in = memberMask(m.graph(gid), members);

@@ -69,6 +69,13 @@ FuseOpsStats runFuseOps(Module &m, const FuseOpsOptions &options, std::vector<Re
                  "no value of its group (" + joinNames(g, group) + ") is used outside it");
         continue;
       }
+      if (exportsViewOfInput(g, group)) {
+        for (NodeId id : group)
+          refuse(gid, id, "view-output",
+                 "its group (" + joinNames(g, group) +
+                     ") would return a view of its own input: a kernel's output owns its buffer");
+        continue;
+      }
       accepted.push_back(std::move(group));
     }
     for (const Refusal &r : part.refusals)
