@@ -12,6 +12,8 @@
 #include "passes/convert_layout/internal.h"
 
 #include <fmt/format.h>
+
+#include <map>
 #include <set>
 
 namespace graphvet {
@@ -183,7 +185,7 @@ private:
       if (refusal)
         refuse(g, g.node(id), *refusal,
                "kept " + g.node(id).name + " in the original layout (transposes at its inputs)");
-      demandOriginal(g, id, s);
+      demandOriginal(g, gid, id, s, types);
       return;
     }
     using convert_layout::InputPlan;
@@ -233,12 +235,38 @@ private:
                      plan->what));
   }
 
-  void demandOriginal(Graph &g, NodeId id, Surgery &s) {
+  void demandOriginal(Graph &g, GraphId gid, NodeId id, Surgery &s, const ModuleTypes &types) {
+    // Graph outputs that were different buffers must stay different: when a
+    // cancelled Transpose makes two of them the same value (an identity
+    // Transpose of a value that is also an output: a typed campaign finding),
+    // the later one reads a copy.
+    const bool outputs = g.node(id).type == "NetOutput";
+    std::map<OutPort, OutPort> givenFor; // new port -> the original it stands for
     for (uint32_t k = 0; k < g.node(id).inputs.size(); ++k) {
       std::optional<OutPort> src = g.node(id).inputs[k];
       if (!src)
         continue;
       OutPort now = s.demand(*src, {});
+      if (outputs) {
+        auto [it, fresh] = givenFor.emplace(now, *src);
+        if (!fresh && it->second != *src) {
+          std::string name = s.freshName(g.node(now.node).name + "_copy");
+          NodeId copy = g.addNode(name, "Identity", {now}, 1);
+          g.node(copy).loc = g.node(id).loc;
+          // A copy's type is described on its port (the value keeps the
+          // original output's type: outputs keep their layout).
+          if (const TensorType *t = types.of(gid, *src)) {
+            g.node(copy).attrs["out0.dtype"] = AttrValue::ofIdent(std::string(dtypeName(t->dtype)));
+            AttrValue::List dims;
+            for (int64_t d : t->shape)
+              dims.push_back(AttrValue::ofInt(d));
+            g.node(copy).attrs["out0.shape"] = AttrValue::ofList(std::move(dims));
+          }
+          now = OutPort{copy, 0};
+          note(g, g.node(copy), "output-copy",
+               fmt::format("{} keeps graph output {} a buffer of its own", name, k));
+        }
+      }
       if (now != *src)
         g.setInput(InPort{id, k}, now);
     }
