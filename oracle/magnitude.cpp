@@ -532,6 +532,18 @@ namespace {
 /// a negative, a division by it) may give NaN or infinity in the rewrite
 /// where the original had a number: that element's result is unbounded (a
 /// typed campaign finding, InstanceNormalization before a Sqrt in f16).
+/// Is the allowed distance of element `i` of `x` too large for the
+/// first-order rule of an exponential? exp(x + d) - exp(x) = exp(x)(e^d - 1)
+/// is within about exp(x) * d only while d is small; past 1/16 (e^d - 1 > 1.03 d)
+/// the rule would promise too little (a Softmax after a Selu with gamma 1e30,
+/// whose output underflowed to 0 in the original and was 0.5 in the rewrite:
+/// a campaign finding): the result is unbounded.
+bool pastFirstOrder(const Magnitude *s, const Tensor &x, int64_t i) {
+  if (!s || !isFloat(x.dtype()))
+    return false;
+  return allowedDistance(*s, static_cast<size_t>(i), x.dtype()) > 0.0625;
+}
+
 bool mayCrossZero(const Magnitude *s, const Tensor &x, int64_t i) {
   if (!s || !isFloat(x.dtype()))
     return false;
@@ -708,7 +720,8 @@ std::vector<Magnitude> propagateMagnitudes(const Node &n, const OpInfo &op,
     if (!x)
       break;
     perElement([&](const Tensor &o, int64_t i) {
-      return std::fabs(o.getDouble(i)) * at(shadow(0), *x, i);
+      return pastFirstOrder(shadow(0), *x, i) ? kInf
+                                              : std::fabs(o.getDouble(i)) * at(shadow(0), *x, i);
     });
     return result;
   case Rule::Log:
@@ -755,8 +768,13 @@ std::vector<Magnitude> propagateMagnitudes(const Node &n, const OpInfo &op,
     if (!x)
       break;
     double worst = 0;
-    for (int64_t i = 0; i < x->size(); ++i)
+    bool nonlinear = false;
+    for (int64_t i = 0; i < x->size(); ++i) {
       worst = std::max(worst, at(shadow(0), *x, i));
+      nonlinear = nonlinear || pastFirstOrder(shadow(0), *x, i);
+    }
+    if (nonlinear)
+      break; // every element unbounded
     bool soft = row.rule == Rule::Softmax;
     perElement([&](const Tensor &o, int64_t i) {
       return 2 * worst * (soft ? std::fabs(o.getDouble(i)) : 1.0);
