@@ -143,6 +143,10 @@ constexpr RuleRow kRules[] = {
 /// The row for `type`, with the parameterised Lipschitz constants of the
 /// ELU family and HardSigmoid read from the node.
 RuleRow ruleOf(const Node &n) {
+  // Celu's slope on the negative side is exp(x / alpha): at most 1 only for
+  // alpha > 0 (a typed campaign finding with alpha = -2.5).
+  if (n.type == "Celu" && !(attrFloat(n, "alpha", 1.0) > 0))
+    return {"Celu", Rule::None};
   for (const RuleRow &r : kRules)
     if (r.op == n.type)
       return r;

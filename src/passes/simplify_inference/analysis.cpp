@@ -69,6 +69,18 @@ std::optional<Refusal> commonRefusal(const Graph &g, const Node &n, const Tensor
   return std::nullopt;
 }
 
+/// The smallest positive normal value of a float dtype.
+static double smallestNormal(DType t) {
+  switch (t) {
+  case DType::F16:
+    return std::ldexp(1.0, -14);
+  case DType::F64:
+    return std::ldexp(1.0, -1022);
+  default:
+    return std::ldexp(1.0, -126); // f32 and bf16
+  }
+}
+
 std::optional<Refusal> planBatchNorm(const Graph &g, const Node &n, const TensorType &xType,
                                      BatchNormPlan &plan) {
   // Used running statistics first: they exist only in training mode, and
@@ -113,6 +125,17 @@ std::optional<Refusal> planBatchNorm(const Graph &g, const Node &n, const Tensor
     double s = scale / std::sqrt(var + eps);
     plan.scale.setDouble(c, s);
     plan.shift.setDouble(c, bias - mean * s);
+    // A scale rounded below the normal range keeps only a few significant
+    // bits, an error the data then multiplies (not one rounding of the
+    // result); an infinite one overflows where the original did not (a
+    // typed campaign finding: subnormal bf16 statistics).
+    double rs = plan.scale.getDouble(c), rb = plan.shift.getDouble(c);
+    if ((std::isfinite(s) && !std::isfinite(rs)) ||
+        (std::isfinite(bias - mean * s) && !std::isfinite(rb)) ||
+        (rs != s && std::fabs(rs) < smallestNormal(xType.dtype)))
+      return Refusal{"range", fmt::format("the folded scale or shift of channel {} ({:g}, {:g}) "
+                                          "overflows or rounds below {}'s normal range",
+                                          c, s, bias - mean * s, dtypeName(xType.dtype))};
   }
   return std::nullopt;
 }
