@@ -1,4 +1,5 @@
-// The planted faults of issue 26 as properties of the `approx` check, each
+// The planted faults of issue 26 as properties of the check (the `approx`
+// contract; the combine-parallel-dense and legalize faults are exact ones), each
 // a pair of graphs written here independently of the passes' code: random
 // parameters (statistics and scales of random signs, input values) give an
 // ORIGINAL graph, its correct rewrite -- `graphvet check --pair` under the
@@ -405,6 +406,83 @@ GRAPHVET_PROP(NumericFaultProps, KeepdimsZeroHonoured, 100, ()) {
     for (double b : rowMean)
       moved = std::max(moved, std::fabs(a - b));
   assertCaught("keepdims = 0 ignored", moved, original, rewritten(1));
+}
+
+// ---- combine-parallel-dense: a follow-on with a second consumer ----------
+
+GRAPHVET_PROP(NumericFaultProps, CombinedDenseKeepsSharedFollowOnInput, 100, ()) {
+  // Three MatMuls on x; branch 1 is followed by Relu but its MatMul result is
+  // also a graph output. Combining the MatMuls is exact; absorbing the Relu
+  // into the combined op hands that output the Relu's result instead.
+  const std::vector<int64_t> xd{2, 2}, wd{2, 2}, cd{2, 6};
+  std::vector<double> x = values(4, -4, 4);
+  std::vector<std::vector<double>> w(3);
+  for (auto &wi : w)
+    wi = values(4, -2, 2);
+  // y1[0][0] = x[0] * w1[0][0] + x[1] * w1[1][0] made negative, so that the
+  // absorbed Relu is observable in every draw.
+  x[0] = 1 + std::fabs(x[0]);
+  x[1] = 0;
+  w[0][0] = -0.5 - std::fabs(w[0][0]);
+  std::vector<double> combined; // [2, 6]: row r holds w1[r], w2[r], w3[r]
+  for (size_t r = 0; r < 2; ++r)
+    for (const auto &wi : w)
+      for (size_t c = 0; c < 2; ++c)
+        combined.push_back(wi[r * 2 + c]);
+  const std::string original = fmt::format(
+      "graph g {{\n{}{}{}{}  y1 = MatMul(x, w1)\n  y2 = MatMul(x, w2)\n  y3 = MatMul(x, w3)\n"
+      "  r1 = Relu(y1)\n  out = NetOutput(r1, y1, y2, y3)\n}}\n",
+      constant("x", "f32", xd, x), constant("w1", "f32", wd, w[0]), constant("w2", "f32", wd, w[1]),
+      constant("w3", "f32", wd, w[2]));
+  auto combinedGraph = [&](bool absorbRelu) {
+    return fmt::format("graph g {{\n{}{}  y = MatMul(x, w)\n{}"
+                       "  sp = Split({}) {{axis = 1, outputs = 3, split = [2, 2, 2]}}\n{}"
+                       "  out = NetOutput({}, sp, sp:1, sp:2)\n}}\n",
+                       constant("x", "f32", xd, x), constant("w", "f32", cd, combined),
+                       absorbRelu ? "  r = Relu(y)\n" : "", absorbRelu ? "r" : "y",
+                       absorbRelu ? "" : "  r1 = Relu(sp)\n", absorbRelu ? "sp" : "r1");
+  };
+  assertSound(original, combinedGraph(false));
+  double moved = 0; // a negative y1 element: Relu made it 0
+  for (size_t r = 0; r < 2; ++r)
+    for (size_t c = 0; c < 2; ++c) {
+      double y = x[r * 2] * w[0][c] + x[r * 2 + 1] * w[0][2 + c];
+      moved = std::max(moved, -y);
+    }
+  assertCaught("follow-on with a second consumer absorbed", moved, original, combinedGraph(true));
+}
+
+// ---- legalize: Conv channels padded to a multiple of 4 --------------------
+
+GRAPHVET_PROP(NumericFaultProps, LegalizedConvPaddingAndSlice, 100, ()) {
+  // 3 input and 2 output channels padded to 4 and 4: data by +0, weights by
+  // -0 (each added term +0 * -0 = -0 leaves every sum as it was), the two
+  // extra output channels sliced off. Faults: padding by 1, and no Slice.
+  const std::vector<int64_t> xd{1, 3, 2, 2}, wd{2, 3, 1, 1};
+  const std::vector<double> x = values(12, -4, 4), w = values(6, -2, 2);
+  const std::string original =
+      fmt::format("graph g {{\n{}{}  y = Conv(x, w)\n  out = NetOutput(y)\n}}\n",
+                  constant("x", "f32", xd, x), constant("w", "f32", wd, w));
+  auto legalized = [&](double pad, bool slice) {
+    std::vector<double> wp; // [4, 4, 1, 1]
+    for (size_t o = 0; o < 4; ++o)
+      for (size_t i = 0; i < 4; ++i)
+        wp.push_back(o < 2 && i < 3 ? w[o * 3 + i] : (pad == 0 ? -0.0 : pad));
+    return fmt::format(
+        "graph g {{\n{}{}  pads = Const() {{value = i64[8] {{0, 0, 0, 0, 0, 1, 0, 0}}}}\n"
+        "  cv = Const() {{value = f32[] {{{}}}}}\n  xp = Pad(x, pads, cv)\n"
+        "  yp = Conv(xp, wp)\n{}  out = NetOutput({})\n}}\n",
+        constant("x", "f32", xd, x), constant("wp", "f32", {4, 4, 1, 1}, wp), pad,
+        slice ? "  st = Const() {value = i64[1] {0}}\n  en = Const() {value = i64[1] {2}}\n"
+                "  ax = Const() {value = i64[1] {1}}\n  y = Slice(yp, st, en, ax)\n"
+              : "",
+        slice ? "y" : "yp");
+  };
+  assertSound(original, legalized(0, true));
+  // Padding by 1 adds 1 * 1 to every output element; no Slice changes the
+  // output's shape: both always observable.
+  assertCaught("legalized Conv padded with 1", 1.0, original, legalized(1, true));
+  assertCaught("legalized Conv missing its output slice", 1.0, original, legalized(0, false));
 }
 
 } // namespace
