@@ -112,6 +112,20 @@ uint32_t dtypeBytes(DType t) {
 bool isFloat(DType t) {
   return t == DType::F16 || t == DType::BF16 || t == DType::F32 || t == DType::F64;
 }
+double smallestNormal(DType t) {
+  switch (t) {
+  case DType::F16:
+    return std::ldexp(1.0, -14);
+  case DType::BF16:
+  case DType::F32:
+    return std::ldexp(1.0, -126);
+  case DType::F64:
+    return std::ldexp(1.0, -1022);
+  default:
+    return 0;
+  }
+}
+
 int significandBits(DType t) {
   switch (t) {
   case DType::F16:

@@ -24,6 +24,9 @@ bool isFloat(DType t); ///< f16, bf16, f32, f64
 /// Significand bits, the implicit one included, of a float dtype (f16 11,
 /// bf16 8, f32 24, f64 53); 0 for the others.
 int significandBits(DType t);
+/// The smallest positive normal value of a float dtype (2^-14 for f16,
+/// 2^-126 for f32 and bf16, 2^-1022 for f64); 0 for integers and bool.
+double smallestNormal(DType t);
 bool isInteger(DType t); ///< i8..u64 (not bool)
 bool isSignedInteger(DType t);
 /// Smallest and largest values of an integer dtype (bool: 0, 1).

@@ -18,6 +18,8 @@
 #include "passes/simplify_inference.h"
 #include "passes/tensor_move_delete.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <charconv>
 #include <set>
@@ -239,37 +241,50 @@ PassStats runConvertLayoutPass(Module &m, PassContext &ctx) {
   return stats;
 }
 
-/// legalize: the target (legalize.target) from the shipped table or from a user's file
-/// (legalize.targets_file). A missing or unknown target, or a malformed file, is an error
-/// (the pipeline stops, exit 2): legalizing for a target nobody named is a bad command line.
-PassStats runLegalizePass(Module &m, PassContext &ctx) {
-  PassStats stats;
-  auto fail = [&](std::string_view key, std::string message) {
+/// The target a pass names with the option `targetKey`, from the shipped
+/// table or from a user's file (option `fileKey`, loaded into `userTable`,
+/// which the result points into). A missing or unknown target, or a malformed
+/// file, is an error diagnostic (the pipeline stops, exit 2): running for a
+/// target nobody named is a bad command line. Shared by legalize and
+/// partition-graph, which read the same table.
+const Target *readTarget(Module &m, PassContext &ctx, std::string_view pass,
+                         std::string_view targetKey, std::string_view fileKey,
+                         std::optional<TargetTable> &userTable) {
+  auto fail = [&](std::string_view key, std::string message) -> const Target * {
     Diagnostic d;
     if (auto loc = m.optionLocs.find(std::string(key)); loc != m.optionLocs.end())
       d.loc = loc->second;
-    d.message = "legalize: " + std::move(message);
+    d.message = fmt::format("{}: {}", pass, message);
     ctx.warnings.push_back(std::move(d));
-    return stats;
+    return nullptr;
   };
-  std::optional<TargetTable> userTable;
   const TargetTable *table = &builtinTargetTable();
-  if (auto it = m.options.find(std::string(kLegalizeTargetsFileOption)); it != m.options.end()) {
+  if (auto it = m.options.find(std::string(fileKey)); it != m.options.end()) {
     Diagnostics errors;
     userTable = loadTargetTable(it->second, errors);
     if (!userTable)
-      return fail(kLegalizeTargetsFileOption, errors.empty() ? it->second : errors[0].message);
+      return fail(fileKey, errors.empty() ? it->second : errors[0].message);
     table = &*userTable;
   }
-  auto it = m.options.find(std::string(kLegalizeTargetOption));
+  auto it = m.options.find(std::string(targetKey));
   if (it == m.options.end())
-    return fail(kLegalizeTargetOption,
-                "no target: give --option legalize.target=NAME (known: " + table->names() + ")");
+    return fail(targetKey, fmt::format("no target: give --option {}=NAME (known: {})", targetKey,
+                                       table->names()));
   const Target *target = table->find(it->second);
   if (!target)
-    return fail(kLegalizeTargetOption,
-                "unknown target \"" + it->second + "\" (known: " + table->names() + ")");
+    return fail(targetKey,
+                fmt::format("unknown target \"{}\" (known: {})", it->second, table->names()));
+  return target;
+}
+
+PassStats runLegalizePass(Module &m, PassContext &ctx) {
+  std::optional<TargetTable> userTable;
+  const Target *target = readTarget(m, ctx, kLegalizeName, kLegalizeTargetOption,
+                                    kLegalizeTargetsFileOption, userTable);
+  if (!target)
+    return PassStats{};
   LegalizeStats s = runLegalize(m, LegalizeOptions{target}, &ctx.remarks);
+  PassStats stats;
   stats.counters["unsupported"] = s.unsupported;
   stats.counters["nodes_created"] = s.nodesCreated;
   for (const auto &[op, count] : s.legalized)
@@ -279,40 +294,14 @@ PassStats runLegalizePass(Module &m, PassContext &ctx) {
   return stats;
 }
 
-/// partition-graph: the target (partition_graph.target) from the shipped table or from a
-/// user's file (partition_graph.targets_file), read as legalize reads its own. A missing or
-/// unknown target, or a malformed file, is an error (the pipeline stops, exit 2).
 PassStats runPartitionGraphPass(Module &m, PassContext &ctx) {
-  PassStats stats;
-  auto fail = [&](std::string_view key, std::string message) {
-    Diagnostic d;
-    if (auto loc = m.optionLocs.find(std::string(key)); loc != m.optionLocs.end())
-      d.loc = loc->second;
-    d.message = "partition-graph: " + std::move(message);
-    ctx.warnings.push_back(std::move(d));
-    return stats;
-  };
   std::optional<TargetTable> userTable;
-  const TargetTable *table = &builtinTargetTable();
-  if (auto it = m.options.find(std::string(kPartitionGraphTargetsFileOption));
-      it != m.options.end()) {
-    Diagnostics errors;
-    userTable = loadTargetTable(it->second, errors);
-    if (!userTable)
-      return fail(kPartitionGraphTargetsFileOption,
-                  errors.empty() ? it->second : errors[0].message);
-    table = &*userTable;
-  }
-  auto it = m.options.find(std::string(kPartitionGraphTargetOption));
-  if (it == m.options.end())
-    return fail(kPartitionGraphTargetOption,
-                "no target: give --option partition_graph.target=NAME (known: " + table->names() +
-                    ")");
-  const Target *target = table->find(it->second);
+  const Target *target = readTarget(m, ctx, kPartitionGraphName, kPartitionGraphTargetOption,
+                                    kPartitionGraphTargetsFileOption, userTable);
   if (!target)
-    return fail(kPartitionGraphTargetOption,
-                "unknown target \"" + it->second + "\" (known: " + table->names() + ")");
+    return PassStats{};
   PartitionGraphStats s = runPartitionGraph(m, PartitionGraphOptions{target}, &ctx.remarks);
+  PassStats stats;
   stats.counters["regions"] = s.regions;
   stats.counters["ops_partitioned"] = s.opsPartitioned;
   stats.counters["consts_moved"] = s.constsMoved;

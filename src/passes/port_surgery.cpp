@@ -1,11 +1,24 @@
 // Port surgery; see port_surgery.h.
 #include "passes/port_surgery.h"
 
+#include <fmt/format.h>
+
 #include <optional>
 #include <string>
 #include <utility>
 
 namespace graphvet {
+
+std::string freshNodeName(const Graph &g, const std::string &base) {
+  if (g.find(base) == kNoNode)
+    return base;
+  for (size_t i = 1; i <= g.capacity() + 1; ++i) {
+    std::string candidate = fmt::format("{}_{}", base, i);
+    if (g.find(candidate) == kNoNode)
+      return candidate;
+  }
+  return fmt::format("{}_{}", base, g.capacity() + 2); // unreachable
+}
 namespace {
 
 /// Splits "in12.dtype" into (12, "dtype") for the given side; nullopt when

@@ -6,9 +6,14 @@
 #include "ir/graph.h"
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace graphvet {
+
+/// `base`, or `base_N` with the smallest N free in `g`: the name of a node a
+/// pass adds. Bounded: among capacity() + 1 suffixes one is free.
+std::string freshNodeName(const Graph &g, const std::string &base);
 
 /// Old port index -> new one, or kDroppedPort when the port goes.
 inline constexpr int64_t kDroppedPort = -1;

@@ -13,6 +13,9 @@ config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.graphvet_obj_root, "tests", "lit")
 
 config.substitutions.append(("%graphvet", config.graphvet_path))
+# Checks every `# -----` chunk of a --split-input-file test (one script for all folders).
+config.substitutions.append(
+    ("%check-chunks", os.path.join(config.test_source_root, "Inputs", "check-chunks.sh")))
 # Match whole words only, so a check such as "CHECK: FileCheck" is untouched
 # only where it is not a command; the tests never mention the tool otherwise.
 config.substitutions.append((r"\bFileCheck\b", config.filecheck_path))

@@ -59,10 +59,9 @@ AnnotateUsedMemoryStats runAnnotateUsedMemory(Module &m, const AnnotateUsedMemor
           if (n.attrs.erase(key)) {
             ++stats.removed;
             if (remarks)
-              remarks->push_back(
-                  nodeRemark(kPass, g, n, "removed", "stale",
-                             fmt::format("removed {} from {}: the module is skipped",
-                                         key, n.name)));
+              remarks->push_back(nodeRemark(
+                  kPass, g, n, "removed", "stale",
+                  fmt::format("removed {} from {}: the module is skipped", key, n.name)));
           }
       }
     }

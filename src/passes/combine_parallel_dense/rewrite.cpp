@@ -4,6 +4,7 @@
 // otherwise — builds the combined op and the combined follow-ons, and hands
 // each branch's consumers its part of a Split.
 #include "passes/combine_parallel_dense/internal.h"
+#include "passes/port_surgery.h"
 
 #include "ir/op_def.h"
 
@@ -13,19 +14,6 @@
 
 namespace graphvet::combine_parallel_dense {
 namespace {
-
-/// `base`, or `base_N` with the smallest N free in `g`.
-std::string freshName(const Graph &g, const std::string &base) {
-  if (g.find(base) == kNoNode)
-    return base;
-  // Among capacity() + 1 suffixes one is free: fewer names are in use.
-  for (size_t i = 1; i <= g.capacity() + 1; ++i) {
-    std::string candidate = fmt::format("{}_{}", base, i);
-    if (g.find(candidate) == kNoNode)
-      return candidate;
-  }
-  return fmt::format("{}_{}", base, g.capacity() + 2); // unreachable
-}
 
 bool isDescriptionKey(const std::string &key) {
   return (key.rfind("out", 0) == 0 || key.rfind("in", 0) == 0) &&
@@ -47,7 +35,7 @@ public:
 
   NodeId add(const std::string &name, const std::string &type,
              std::vector<std::optional<OutPort>> inputs, uint32_t outputs = 1) {
-    NodeId id = g_.addNode(freshName(g_, name), type, std::move(inputs), outputs);
+    NodeId id = g_.addNode(freshNodeName(g_, name), type, std::move(inputs), outputs);
     g_.node(id).loc = loc_;
     ++created_;
     return id;

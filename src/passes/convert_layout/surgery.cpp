@@ -5,6 +5,7 @@
 // shared by every consumer asking for the same perm. Afterwards the
 // Transposes and constants left without consumers are removed.
 #include "passes/convert_layout/internal.h"
+#include "passes/port_surgery.h"
 
 #include "ir/op_def.h"
 
@@ -42,15 +43,7 @@ Tensor reshaped(const Tensor &t, Shape shape) {
 } // namespace
 
 std::string Surgery::freshName(const std::string &base) const {
-  if (g_.find(base) == kNoNode)
-    return base;
-  // Among capacity() + 1 suffixes one is free: fewer names are in use.
-  for (size_t i = 1; i <= g_.capacity() + 1; ++i) {
-    std::string candidate = fmt::format("{}_{}", base, i);
-    if (g_.find(candidate) == kNoNode)
-      return candidate;
-  }
-  return fmt::format("{}_{}", base, g_.capacity() + 2); // unreachable
+  return freshNodeName(g_, base);
 }
 
 Surgery::Placed Surgery::placed(OutPort original) const {

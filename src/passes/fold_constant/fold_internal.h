@@ -7,6 +7,7 @@
 #include "ir/types.h"
 #include "passes/buffer_analysis.h"
 #include "passes/fold_constant.h"
+#include "passes/port_surgery.h"
 
 #include <map>
 #include <memory>
@@ -109,8 +110,6 @@ std::vector<NodeId> replaceWithConstants(Env &env, GraphId g, NodeId n, Folded f
 /// Removes `c` when it is a valued Const with no consumer and no control
 /// edge (counted in constsRemoved).
 void removeIfUnusedConstant(Env &env, GraphId g, NodeId c);
-/// A node name not yet used in `g`: `base`, else `base_1`, `base_2`, ...
-std::string uniqueName(const Graph &g, const std::string &base);
 /// Bytes of the valued Consts feeding `n` whose every use is `n` (what a
 /// fold of `n` frees).
 int64_t bytesFreedByFolding(const Graph &g, const Node &n);

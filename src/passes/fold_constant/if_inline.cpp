@@ -146,7 +146,7 @@ std::variant<std::monostate, Refusal, std::string> tryInlineIf(Env &env, GraphId
     std::vector<std::optional<OutPort>> inputs;
     for (const std::optional<OutPort> &src : bn.inputs)
       inputs.push_back(src ? resolve(*src) : std::nullopt);
-    NodeId c = parent.addNode(uniqueName(parent, bn.name), bn.type, inputs, bn.numOutputs);
+    NodeId c = parent.addNode(freshNodeName(parent, bn.name), bn.type, inputs, bn.numOutputs);
     Node &cn = parent.node(c);
     cn.attrs = bn.attrs;
     cn.loc = bn.loc;

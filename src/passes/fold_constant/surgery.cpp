@@ -18,18 +18,6 @@
 
 namespace graphvet::fold {
 
-std::string uniqueName(const Graph &g, const std::string &base) {
-  if (g.find(base) == kNoNode)
-    return base;
-  // Bounded: at most one probe per live node plus one is ever needed.
-  for (size_t i = 1; i <= g.capacity() + 1; ++i) {
-    std::string name = fmt::format("{}_{}", base, i);
-    if (g.find(name) == kNoNode)
-      return name;
-  }
-  return fmt::format("{}_{}", base, g.capacity() + 2);
-}
-
 int64_t bytesFreedByFolding(const Graph &g, const Node &n) {
   std::set<NodeId> seen;
   int64_t freed = 0;
@@ -129,7 +117,7 @@ std::vector<NodeId> replaceWithConstants(Env &env, GraphId gid, NodeId id, Folde
     if (old.consumers[k].empty())
       continue;
     std::string base = old.numOutputs == 1 ? old.name : fmt::format("{}_{}", old.name, k);
-    NodeId c = g.addNode(uniqueName(g, base), "Const", {}, 1);
+    NodeId c = g.addNode(freshNodeName(g, base), "Const", {}, 1);
     Node &cn = g.node(c);
     cn.loc = old.loc;
     cn.attrs["value"] =
@@ -143,7 +131,8 @@ std::vector<NodeId> replaceWithConstants(Env &env, GraphId gid, NodeId id, Folde
     for (const InPort &use : old.consumers[k]) {
       if (opKind(g.node(use.node)) == OpKind::NetOutput && !copy) {
         const TensorType &t = g.node(c).attr("value")->asTensor().type();
-        copy = g.addNode(uniqueName(g, g.node(c).name + "_copy"), "Identity", {OutPort{c, 0}}, 1);
+        copy =
+            g.addNode(freshNodeName(g, g.node(c).name + "_copy"), "Identity", {OutPort{c, 0}}, 1);
         Node &cp = g.node(*copy);
         cp.loc = old.loc;
         cp.attrs["out0.dtype"] = AttrValue::ofIdent(std::string(dtypeName(t.dtype)));

@@ -86,18 +86,6 @@ std::optional<Refusal> channelValues(const Tensor &s, const Shape &shape, int64_
   return std::nullopt;
 }
 
-/// Smallest positive normal number of a float dtype.
-double smallestNormal(DType t) {
-  switch (t) {
-  case DType::F16:
-    return std::ldexp(1.0, -14);
-  case DType::F64:
-    return std::ldexp(1.0, -1022);
-  default:
-    return std::ldexp(1.0, -126); // f32, bf16
-  }
-}
-
 /// out = a * s + shift in `out`'s dtype, rounded once; a refusal when the
 /// value overflows, or rounds below the normal range (an inexact subnormal
 /// or zero loses more than the bound's few roundings; an exact one, such as

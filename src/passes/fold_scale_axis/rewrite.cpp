@@ -3,6 +3,7 @@
 // result (backward) or the Mul's unscaled operand (forward), and the Mul
 // and Add are removed. The old constants are left to the driver.
 #include "passes/fold_scale_axis/internal.h"
+#include "passes/port_surgery.h"
 
 #include <fmt/format.h>
 #include <memory>
@@ -10,21 +11,8 @@
 namespace graphvet::fold_scale_axis {
 namespace {
 
-/// `base`, or `base_N` with the smallest N free in `g`.
-std::string freshName(const Graph &g, const std::string &base) {
-  if (g.find(base) == kNoNode)
-    return base;
-  // Among capacity() + 1 suffixes one is free: fewer names are in use.
-  for (size_t i = 1; i <= g.capacity() + 1; ++i) {
-    std::string candidate = fmt::format("{}_{}", base, i);
-    if (g.find(candidate) == kNoNode)
-      return candidate;
-  }
-  return fmt::format("{}_{}", base, g.capacity() + 2); // unreachable
-}
-
 OutPort addConst(Graph &g, NodeId near, const std::string &suffix, Tensor value) {
-  NodeId c = g.addNode(freshName(g, g.node(near).name + "_" + suffix), "Const", {}, 1);
+  NodeId c = g.addNode(freshNodeName(g, g.node(near).name + "_" + suffix), "Const", {}, 1);
   g.node(c).loc = g.node(near).loc;
   g.node(c).attrs["value"] = AttrValue::ofTensor(std::make_shared<const Tensor>(std::move(value)));
   return OutPort{c, 0};

@@ -2,27 +2,13 @@
 // (fresh names derived from its name, its source location) and moves every
 // use of its output 0 to the replacement's last node.
 #include "passes/legalize/internal.h"
+#include "passes/port_surgery.h"
 
 #include <fmt/format.h>
 #include <memory>
 
 namespace graphvet::legalize {
-namespace {
-
-/// `base`, or `base_N` with the smallest N free in `g`.
-std::string freshName(const Graph &g, const std::string &base) {
-  if (g.find(base) == kNoNode)
-    return base;
-  // Among capacity() + 1 suffixes one is free: fewer names are in use.
-  for (size_t i = 1; i <= g.capacity() + 1; ++i) {
-    std::string candidate = fmt::format("{}_{}", base, i);
-    if (g.find(candidate) == kNoNode)
-      return candidate;
-  }
-  return fmt::format("{}_{}", base, g.capacity() + 2); // unreachable
-}
-
-} // namespace
+namespace {} // namespace
 
 OutPort Builder::constant(const std::string &suffix, Tensor value) {
   OutPort c = op(suffix, "Const", {});
@@ -33,7 +19,7 @@ OutPort Builder::constant(const std::string &suffix, Tensor value) {
 
 OutPort Builder::op(const std::string &suffix, const std::string &type,
                     std::vector<std::optional<OutPort>> inputs) {
-  NodeId id = g_.addNode(freshName(g_, old_.name + "_" + suffix), type, std::move(inputs), 1);
+  NodeId id = g_.addNode(freshNodeName(g_, old_.name + "_" + suffix), type, std::move(inputs), 1);
   g_.node(id).loc = old_.loc;
   ++created_;
   return OutPort{id, 0};

@@ -69,18 +69,6 @@ std::optional<Refusal> commonRefusal(const Graph &g, const Node &n, const Tensor
   return std::nullopt;
 }
 
-/// The smallest positive normal value of a float dtype.
-static double smallestNormal(DType t) {
-  switch (t) {
-  case DType::F16:
-    return std::ldexp(1.0, -14);
-  case DType::F64:
-    return std::ldexp(1.0, -1022);
-  default:
-    return std::ldexp(1.0, -126); // f32 and bf16
-  }
-}
-
 std::optional<Refusal> planBatchNorm(const Graph &g, const Node &n, const TensorType &xType,
                                      BatchNormPlan &plan) {
   // Used running statistics first: they exist only in training mode, and

@@ -1,6 +1,7 @@
 // simplify-inference, surgery: builds the element-wise replacement of a
 // planned node, moves every use of its output 0 to the replacement's last
 // node, which takes the removed node's name and port description.
+#include "passes/port_surgery.h"
 #include "passes/simplify_inference/internal.h"
 
 #include <fmt/format.h>
@@ -8,19 +9,6 @@
 
 namespace graphvet::simplify_inference {
 namespace {
-
-/// `base`, or `base_N` with the smallest N free in `g`.
-std::string freshName(const Graph &g, const std::string &base) {
-  if (g.find(base) == kNoNode)
-    return base;
-  // Among capacity() + 1 suffixes one is free: fewer names are in use.
-  for (size_t i = 1; i <= g.capacity() + 1; ++i) {
-    std::string candidate = fmt::format("{}_{}", base, i);
-    if (g.find(candidate) == kNoNode)
-      return candidate;
-  }
-  return fmt::format("{}_{}", base, g.capacity() + 2); // unreachable
-}
 
 /// Adds nodes while remembering the removed node's location.
 class Builder {
@@ -56,7 +44,7 @@ public:
 private:
   NodeId add(const std::string &suffix, const std::string &type,
              std::vector<std::optional<OutPort>> inputs) {
-    NodeId id = g_.addNode(freshName(g_, old_.name + "_" + suffix), type, std::move(inputs), 1);
+    NodeId id = g_.addNode(freshNodeName(g_, old_.name + "_" + suffix), type, std::move(inputs), 1);
     g_.node(id).loc = old_.loc;
     ++created_;
     return id;
