@@ -19,15 +19,21 @@ Evaluation evaluate(const Module &original, const EvalOptions &opts) {
   }
   Evaluation e{original, {}, {}};
   e.pipeline = runPipeline(e.optimized, opts.pipeline);
+  e.result = checkOptimized(original, e.optimized, opts);
+  return e;
+}
+
+oracle::CheckResult checkOptimized(const Module &original, const Module &optimized,
+                                   const EvalOptions &opts) {
   // As graphvet check: a pipeline holding an approx pass is judged by the
   // approx contract (pipelineContract), whatever the caller's default.
   oracle::CheckOptions check = opts.check;
   if (pipelineContract(opts.pipeline) == NumericContract::Approx)
     check.contract = NumericContract::Approx;
-  e.result = oracle::checkRefinement(original, e.optimized, check);
-  checkReservedNodesKept(original, e.optimized, e.result);
-  checkOutlinedCallOutputs(original, e.optimized, e.result);
-  return e;
+  oracle::CheckResult result = oracle::checkRefinement(original, optimized, check);
+  checkReservedNodesKept(original, optimized, result);
+  checkOutlinedCallOutputs(original, optimized, result);
+  return result;
 }
 
 bool hasViolationKind(const oracle::CheckResult &r, const std::string &kind) {

@@ -34,6 +34,12 @@ struct Evaluation {
 /// too (EvalOptions::overridesReachOriginal).
 Evaluation evaluate(const Module &original, const EvalOptions &opts);
 
+/// The check half of evaluate(): `optimized` (what opts.pipeline made of
+/// `original`, whose option overrides are already written) against
+/// `original`, under the pipeline's contract, with the pass-contract checks.
+oracle::CheckResult checkOptimized(const Module &original, const Module &optimized,
+                                   const EvalOptions &opts);
+
 /// True when the result is a violation with a violation of `kind`.
 bool hasViolationKind(const oracle::CheckResult &r, const std::string &kind);
 

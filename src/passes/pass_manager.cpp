@@ -344,8 +344,10 @@ PassStats runTensorMoveDeletePass(Module &m, PassContext &ctx) {
 
 // In pipeline order (midend-passes.md): -O1 is simplify, fold-constant, dce;
 // -O2 adds cse, simplify-inference and tensor-move-delete; -O3 adds fold-scale-axis,
-// combine-parallel-dense and convert-layout (which acts only with a target layout). legalize
-// runs only when named (it needs a target).
+// combine-parallel-dense, convert-layout (which acts only with a target layout) and fuse-ops.
+// fuse-ops comes last among them, after tensor-move-delete: a fused group hides its ops from
+// the passes that rewrite single ops, so everything else has had its turn. legalize,
+// partition-graph and annotate-used-memory run only when named (the first two need a target).
 constexpr PassInfo kPasses[] = {
     {kSimplifyName,
      "rewrite redundant ops by the declarative rule table to a fixpoint "
@@ -408,13 +410,6 @@ constexpr PassInfo kPasses[] = {
      kExplicitOnly, runLegalizePass, NumericContract::Exact,
      "legalize.target=NAME: the target of the target table (required; shipped: dsp, npu)\n"
      "legalize.targets_file=PATH: read the target table from PATH instead of the shipped one"},
-    {kFuseOpsName,
-     "group ops into fused kernels by TVM's pattern kinds over the post-dominator tree and "
-     "outline each group into a PartitionedCall marked _fused (docs/passes/fuse-ops.md)",
-     kExplicitOnly, runFuseOpsPass, NumericContract::Exact,
-     "fuse_ops.max_fuse_depth=N: most ops in one group, at least 1 (default 256)\n"
-     "fuse_ops.max_args=N: most values one group reads from outside, constants copied in not "
-     "counted, at least 1 (default 256)"},
     {kPartitionGraphName,
      "outline maximal convex regions of the ops a target supports into PartitionedCalls marked "
      "_target, constants moved in, each outside use one call output "
@@ -430,6 +425,13 @@ constexpr PassInfo kPasses[] = {
      2, runTensorMoveDeletePass, NumericContract::Exact,
      "tensor_move_delete.conservative=true|false: decide like the reference design, no "
      "extension (default false)"},
+    {kFuseOpsName,
+     "group ops into fused kernels by TVM's pattern kinds over the post-dominator tree and "
+     "outline each group into a PartitionedCall marked _fused (docs/passes/fuse-ops.md)",
+     3, runFuseOpsPass, NumericContract::Exact,
+     "fuse_ops.max_fuse_depth=N: most ops in one group, at least 1 (default 256)\n"
+     "fuse_ops.max_args=N: most values one group reads from outside, constants copied in not "
+     "counted, at least 1 (default 256)"},
     {kAnnotateUsedMemoryName,
      "annotate every node with the bytes of fresh buffers live while it runs under the "
      "reference schedule (_used_memory) and the root NetOutput with the peak (_peak_memory) "

@@ -93,6 +93,46 @@ TEST(Report, SaysSoWhenThereAreNoFindings) {
   EXPECT_NE(html.find("No findings."), std::string::npos);
 }
 
+TEST(Report, DrawsFusedGroupsAndPartitionsOfAFindingAsKernels) {
+  // A finding of a fuse-ops or partition-graph campaign: its optimized graph
+  // holds a `_fused` group and a `_target` region. Each is drawn as one
+  // labelled kernel box (src/ir/dot.cpp), so the reader sees the kernels the
+  // pass made next to the violation.
+  CampaignResult r = sampleResult();
+  Finding &f = r.findings.front();
+  f.original = "graph main {\n  x = Data() {index = 0, out0.dtype = f32, out0.shape = [2]}\n"
+               "  add = Add(x, x)\n  relu = Relu(add)\n  neg = Neg(relu)\n"
+               "  out = NetOutput(neg)\n}\n";
+  f.optimized =
+      "graph main {\n  x = Data() {index = 0, out0.dtype = f32, out0.shape = [2]}\n"
+      "  fused_add_relu = PartitionedCall(x) {_fused = \"fused_add_relu\", subgraphs = "
+      "[fused_add_relu]}\n"
+      "  region = PartitionedCall(fused_add_relu) {_target = \"npu\", subgraphs = "
+      "[npu_region_0]}\n  out = NetOutput(region)\n}\n\n"
+      "graph fused_add_relu {\n  in0 = Data() {_parent_node_index = 0}\n  add = Add(in0, in0)\n"
+      "  relu = Relu(add)\n  out = NetOutput(relu) {in0._parent_node_index = 0}\n}\n\n"
+      "graph npu_region_0 {\n  in0 = Data() {_parent_node_index = 0}\n  neg = Neg(in0)\n"
+      "  out = NetOutput(neg) {in0._parent_node_index = 0}\n}\n";
+  f.result.violations.front().nodes = {"region"};
+  std::string html = renderReport(r, CampaignOptions{});
+  size_t finding = html.find("id=\"finding-1\"");
+  ASSERT_NE(finding, std::string::npos);
+  // Drawn (SVG) or, without graphviz, the DOT text: either way the boxes are
+  // labelled by kernel, and only the optimized picture has them.
+  size_t fused = html.find("fused kernel", finding);
+  size_t target = html.find("on target", finding);
+  ASSERT_NE(fused, std::string::npos);
+  ASSERT_NE(target, std::string::npos);
+  EXPECT_NE(html.find("fused_add_relu", fused), std::string::npos);
+  EXPECT_NE(html.find("npu", target), std::string::npos);
+  EXPECT_EQ(html.find("fused kernel", fused + 1), std::string::npos); // one group, drawn once
+  if (graphvizAvailable()) {
+    size_t optimizedSvg = html.rfind("<svg", fused);
+    ASSERT_NE(optimizedSvg, std::string::npos);
+    EXPECT_GT(optimizedSvg, html.find("<svg", finding)); // the second picture: after the pass
+  }
+}
+
 std::optional<std::string> findChromium() {
   for (const char *name : {"chromium", "chromium-browser", "google-chrome"}) {
     std::string cmd = std::string("command -v ") + name + " >/dev/null 2>&1";

@@ -22,25 +22,7 @@ int runCost(const CostCmdOptions &opts) {
     return kExitBadInput;
   CostReport c = computeCost(*m);
   if (opts.json) {
-    nlohmann::ordered_json j;
-    j["kernels"] = c.kernels;
-    j["bytes_read"] = c.bytesRead;
-    j["bytes_written"] = c.bytesWritten;
-    j["bytes_moved"] = c.bytesRead + c.bytesWritten;
-    if (c.peakKnown)
-      j["peak_live_bytes"] = c.peakLiveBytes;
-    else
-      j["peak_live_bytes"] = nullptr;
-    if (!c.peakKnown)
-      j["peak_unknown_because"] = c.peakSkip;
-    j["constant_bytes"] = c.constantBytes;
-    j["flops"] = c.flops;
-    j["fused_groups"] = c.fusedGroups;
-    j["unsized_ports"] = c.unsizedPorts;
-    j["kernels_by_op"] = nlohmann::ordered_json::object();
-    for (const auto &[op, n] : c.kernelsByOp)
-      j["kernels_by_op"][op] = n;
-    std::cout << j.dump() << "\n";
+    std::cout << costJson(c).dump() << "\n";
     return kExitOk;
   }
   std::string out;

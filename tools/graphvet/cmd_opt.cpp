@@ -2,7 +2,8 @@
 // imported in memory) and prints the optimized module canonically. --remarks explains every
 // decision on stderr,
 // --stats counts them (--json: as JSON on stdout, the graph then only goes to
-// -o), --split-input-file runs each `# -----` chunk of the file on its own.
+// -o), --split-input-file runs each `# -----` chunk of the file on its own,
+// --explore-orders ranks every order of the --passes set (cmd_explore_orders.cpp).
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "passes/pass_manager.h"
@@ -34,6 +35,7 @@ struct OptOptions {
   bool json = false;
   bool splitInputFile = false;
   OnnxCmdOptions onnx;
+  ExploreCmdOptions explore;
 };
 
 constexpr std::string_view kSplitMarker = "# -----";
@@ -275,6 +277,14 @@ int runOpt(const OptOptions &opts) {
   // Reject unknown pass names before touching the input.
   if (!toPipelineOptions(opts.pipeline, "opt", pipeline, std::cerr))
     return kExitBadInput;
+  if (opts.explore.explore) {
+    if (!opts.output.empty() || opts.splitInputFile || opts.remarks || opts.stats) {
+      std::cerr << "graphvet opt: error: --explore-orders prints a ranking of orders; it takes "
+                   "no -o, --split-input-file, --remarks or --stats\n";
+      return kExitBadInput;
+    }
+    return runExploreOrders(opts.file, opts.onnx, pipeline, opts.explore, opts.json);
+  }
   if (isOnnxFile(opts.file) || opts.onnx.any())
     return runOnnx(opts, pipeline);
 
@@ -357,6 +367,7 @@ void registerOpt(CLI::App &app, CommandContext &ctx) {
   sub->add_flag("--split-input-file", opts->splitInputFile,
                 "run each chunk separated by a `# -----` line on its own; outputs are "
                 "separated the same way");
+  addExploreOptions(sub, opts->explore);
   sub->footer(passTable());
   sub->callback([opts, &ctx] { ctx.status = runOpt(*opts); });
 }

@@ -4,6 +4,7 @@
 
 #include "ir/graph.h"
 #include "onnx/importer.h"
+#include "passes/cost_model.h"
 #include "passes/pass_manager.h"
 
 #include <CLI/CLI.hpp>
@@ -125,6 +126,9 @@ std::string pipelineReplayFlags(const PipelineCmdOptions &opts);
 /// (tensor_moves, deleted, kept, ctrl_edges_added), then any other counter.
 nlohmann::ordered_json pipelineStatsJson(const PipelineResult &result);
 
+/// The cost model's figures as `graphvet cost --json` prints them.
+nlohmann::ordered_json costJson(const CostReport &c);
+
 /// Applies `--passes a,b,...` (names trimmed, empty items dropped) to
 /// `pipeline.passes` and checks that every listed and every disabled name is
 /// a known pass. On an unknown name prints "graphvet COMMAND: error: unknown
@@ -210,5 +214,18 @@ void registerMissed(CLI::App &app, CommandContext &ctx);
 void registerImport(CLI::App &app, CommandContext &ctx);
 void registerProve(CLI::App &app, CommandContext &ctx);
 void registerCost(CLI::App &app, CommandContext &ctx);
+
+/// `graphvet opt --explore-orders`: the options it adds to opt and its run.
+struct ExploreCmdOptions {
+  bool explore = false;
+  size_t maxOrders = 720;
+  uint64_t seed = 1;
+  bool noSpecials = false;
+};
+void addExploreOptions(CLI::App *sub, ExploreCmdOptions &opts);
+/// Loads `file`, explores every order of the --passes set, prints the ranking
+/// (text or --json); the exit status follows the worst verdict.
+int runExploreOrders(const std::string &file, const OnnxCmdOptions &onnx,
+                     const PipelineOptions &pipeline, const ExploreCmdOptions &opts, bool json);
 
 } // namespace graphvet::cli

@@ -300,6 +300,28 @@ void addPipelineOptions(CLI::App *sub, PipelineCmdOptions &opts) {
       ->group(group);
 }
 
+nlohmann::ordered_json costJson(const CostReport &c) {
+  nlohmann::ordered_json j;
+  j["kernels"] = c.kernels;
+  j["bytes_read"] = c.bytesRead;
+  j["bytes_written"] = c.bytesWritten;
+  j["bytes_moved"] = c.bytesRead + c.bytesWritten;
+  if (c.peakKnown)
+    j["peak_live_bytes"] = c.peakLiveBytes;
+  else
+    j["peak_live_bytes"] = nullptr;
+  if (!c.peakKnown)
+    j["peak_unknown_because"] = c.peakSkip;
+  j["constant_bytes"] = c.constantBytes;
+  j["flops"] = c.flops;
+  j["fused_groups"] = c.fusedGroups;
+  j["unsized_ports"] = c.unsizedPorts;
+  j["kernels_by_op"] = nlohmann::ordered_json::object();
+  for (const auto &[op, n] : c.kernelsByOp)
+    j["kernels_by_op"][op] = n;
+  return j;
+}
+
 nlohmann::ordered_json pipelineStatsJson(const PipelineResult &result) {
   nlohmann::ordered_json j;
   // tensor-move-delete's counters stay at the top level, where scripts
