@@ -196,6 +196,11 @@ constexpr std::string_view kFeatureNames[] = {
     "norm-instance",
     "norm-layer",
     "norm-layer-negative-axis",
+    "random-twins",
+    "random-on-constant",
+    "random-two-readers",
+    "dropout-training",
+    "dropout-inference",
 };
 static_assert(std::size(kFeatureNames) == kNumFeatures);
 

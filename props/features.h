@@ -220,8 +220,13 @@ enum class Feature : uint8_t {
   NormInstance,                         ///< InstanceNormalization
   NormLayer,                            ///< LayerNormalization
   NormLayerNegativeAxis,                ///< LayerNormalization with a negative axis
+  RandomTwins,                          ///< two random ops of one type, attributes and input
+  RandomOnConstant,                     ///< a random op whose inputs are all constants
+  RandomTwoReaders,                     ///< a random op read by two element-wise ops
+  DropoutTraining,                      ///< Dropout with a constant training_mode true
+  DropoutInference,                     ///< Dropout without training_mode, or a constant false
 };
-inline constexpr size_t kNumFeatures = static_cast<size_t>(Feature::NormLayerNegativeAxis) + 1;
+inline constexpr size_t kNumFeatures = static_cast<size_t>(Feature::DropoutInference) + 1;
 
 std::string_view featureName(Feature f);
 

@@ -4,8 +4,10 @@
 #include "props/motif_features.h"
 
 #include "ir/op_def.h"
+#include "ir/op_library.h"
 
 #include <algorithm>
+#include <functional>
 #include <set>
 #include <string>
 
@@ -87,6 +89,44 @@ bool convUnaligned(const Graph &g, const Node &n) {
   return s[0] % 4 != 0 || (perGroup * group) % 4 != 0;
 }
 
+/// Does `n` draw random numbers (Dropout only in training mode)?
+bool isRandom(const Graph &g, const Node &n) {
+  if (n.type == "Dropout") {
+    const Tensor *mode = constInput(g, n, 2);
+    return mode && mode->size() == 1 && !mode->isUndef(0) && mode->getBool(0);
+  }
+  return lookupOp(n.type).nondeterministic;
+}
+
+/// The random-op and Dropout features of `n`.
+void addRandomFeatures(const Graph &g, const Node &n, const std::function<void(Feature)> &set) {
+  if (n.type == "Dropout") {
+    if (isRandom(g, n))
+      set(Feature::DropoutTraining);
+    else if (n.inputs.size() < 3 || !n.inputs[2] || constInput(g, n, 2))
+      set(Feature::DropoutInference); // absent or a constant false
+  }
+  if (!isRandom(g, n))
+    return;
+  bool allConst = !n.inputs.empty();
+  for (size_t s = 0; s < n.inputs.size(); ++s)
+    allConst = allConst && n.inputs[s] && g.node(n.inputs[s]->node).type == "Const";
+  if (allConst)
+    set(Feature::RandomOnConstant);
+  size_t elementwise = 0;
+  for (const Node *r : readers(g, n))
+    elementwise += isOneOf(r->type, {"Add", "Sub", "Mul", "Relu", "Neg"});
+  if (elementwise >= 2)
+    set(Feature::RandomTwoReaders);
+  // A twin: another random op of the same type, attributes and inputs.
+  if (!n.inputs.empty() && n.inputs[0])
+    for (const InPort &c : g.consumers(*n.inputs[0])) {
+      const Node &o = g.node(c.node);
+      if (o.id != n.id && o.type == n.type && o.attrs == n.attrs && o.inputs == n.inputs)
+        set(Feature::RandomTwins);
+    }
+}
+
 } // namespace
 
 void addMotifFeatures(const Module &m, FeatureSet &f) {
@@ -162,6 +202,7 @@ void addMotifFeatures(const Module &m, FeatureSet &f) {
       if (n.intAttr("axis").value_or(0) < 0)
         set(Feature::NormLayerNegativeAxis);
     }
+    addRandomFeatures(g, n, set);
   }
 }
 

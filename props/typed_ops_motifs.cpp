@@ -3,7 +3,8 @@
 // ops almost never line up: Conv -> BatchNormalization -> Relu, a per-channel
 // constant scale next to a Conv / Gemm / MatMul, parallel MatMuls on one
 // input, a layout-sensitive op feeding axis-carrying ops feeding a Conv, the
-// ops legalize rewrites, and the normalizations. Like every entry, a motif
+// ops legalize rewrites, the normalizations, and random ops next to their
+// deterministic twins. Like every entry, a motif
 // reads its decisions from the step's choice bytes (0 is always the plainest
 // form) and solves its own shapes, so every shrink still builds a valid
 // graph. Shapes stay small (batch 1, 1-5 channels, spatial <= 4x4) so that a
@@ -492,10 +493,122 @@ void buildNorms(Builder &b, const std::string &) {
   emitBatchNorm(b, x, false);
 }
 
+// ---- 7. random ops and their deterministic twins --------------------------------
+
+/// Probabilities for Bernoulli: inside [0, 1], the ends included.
+constexpr double kProbabilities[] = {0.5, 0.0, 1.0, 0.25, 0.75};
+
+/// The input of a random op of `kind` (RandomUniformLike, RandomNormalLike,
+/// Bernoulli) of shape [1, n]: a graph input, or a constant when `constant`
+/// or for Bernoulli (its probabilities must lie in [0, 1]).
+Value randomInput(Builder &b, unsigned kind, DType dt, int64_t n, bool constant) {
+  if (kind == 2)
+    return tableConst(b, {dt, {1, n}}, kProbabilities);
+  return constant ? tableConst(b, {dt, {1, n}}, kWeights) : b.data({dt, {1, n}});
+}
+
+/// The attributes of a random op of `kind` and output dtype `dt` reading `x`.
+AttrMap randomAttrs(Builder &b, const Value &x, unsigned kind, DType dt) {
+  AttrMap attrs;
+  if (kind == 2)
+    return attrs;
+  if (x.dtype() != dt || b.ch.chance(30))
+    attrs["dtype"] = ident(dt);
+  if (kind == 0 && b.ch.chance(40)) {
+    attrs["low"] = AttrValue::ofFloat(-1.0);
+    attrs["high"] = AttrValue::ofFloat(b.ch.chance(50) ? 1.0 : 3.0);
+  }
+  if (kind == 1 && b.ch.chance(40))
+    attrs["scale"] = AttrValue::ofFloat(b.ch.chance(50) ? 0.5 : 2.0);
+  if (b.ch.chance(20))
+    attrs["seed"] = AttrValue::ofFloat(1.0); // ignored: the draw is keyed by name
+  return attrs;
+}
+
+/// A random op of `kind` and output dtype `dt` reading `x`.
+Value emitRandom(Builder &b, const Value &x, unsigned kind, DType dt, AttrMap attrs) {
+  static constexpr const char *kOps[] = {"RandomUniformLike", "RandomNormalLike", "Bernoulli"};
+  return b.emit1(kOps[kind], {x}, std::move(attrs), {dt, x.type.shape});
+}
+
+Value emitRandom(Builder &b, const Value &x, unsigned kind, DType dt) {
+  return emitRandom(b, x, kind, dt, randomAttrs(b, x, kind, dt));
+}
+
+/// An element-wise chain a fusion pass takes whole: Add with `other`, then
+/// Relu or Neg.
+Value fusableChain(Builder &b, const Value &v, const Value &other) {
+  Value s = b.emit1("Add", {v, other}, {}, v.type);
+  return b.emit1(b.ch.chance(50) ? "Relu" : "Neg", {s}, {}, s.type);
+}
+
+/// The five shapes the passes must not touch: (0) two identical random ops
+/// on one input (CSE may not merge them); (1) a random op on a constant
+/// (constant folding may not fold it, fusion may not copy it into a group
+/// like a constant); (2) a random producer with two readers that each feed a
+/// fusable chain (fusion may not take the draw into either group); (3)
+/// Dropout in training mode; (4) Dropout in inference mode (the identity
+/// that simplification may remove).
+void buildRandom(Builder &b, const std::string &) {
+  const DType dt = motifDType(b);
+  const unsigned shape = b.ch.below(5);
+  const unsigned kind = b.ch.below(3);
+  const int64_t n = 1 + b.ch.below(kMaxChannels);
+  switch (shape) {
+  case 0: { // identical twins
+    const Value x = randomInput(b, kind, dt, n, false);
+    const AttrMap attrs = randomAttrs(b, x, kind, dt);
+    const Value first = emitRandom(b, x, kind, dt, attrs);
+    const Value second = emitRandom(b, x, kind, dt, attrs);
+    if (b.ch.chance(50))
+      b.emit1("Sub", {first, second}, {}, first.type);
+    return;
+  }
+  case 1: { // a draw whose input is a constant
+    const Value r = emitRandom(b, randomInput(b, kind, dt, n, true), kind, dt);
+    fusableChain(b, r, b.data({dt, {1, n}}));
+    if (b.ch.chance(60))
+      fusableChain(b, r, tableConst(b, {dt, {1, n}}, kWeights)); // a second reader
+    return;
+  }
+  case 2: { // one draw, two fusable readers
+    const Value x = b.data({dt, {1, n}});
+    const Value r = emitRandom(b, kind == 2 ? randomInput(b, kind, dt, n, true) : x, kind, dt);
+    fusableChain(b, r, x);
+    fusableChain(b, r, b.data({dt, {1, n}}));
+    return;
+  }
+  default: { // Dropout, training (3) or inference (4)
+    const Value x = b.data({dt, {1, n}});
+    Inputs ins{x};
+    const bool training = shape == 3;
+    if (training || b.ch.chance(60)) {
+      Tensor ratio(TensorType{DType::F32, {}});
+      ratio.setDouble(0, training && b.ch.chance(70) ? 0.5 : 0.0);
+      ins.push_back(b.literal(std::move(ratio)));
+      Tensor mode(TensorType{DType::Bool, {}});
+      mode.setInt(0, training ? 1 : 0);
+      ins.push_back(b.literal(std::move(mode)));
+    }
+    const bool mask = b.ch.chance(40);
+    std::vector<TensorType> outs{x.type};
+    if (mask)
+      outs.push_back({DType::Bool, x.type.shape});
+    const std::vector<Value> y = b.emit("Dropout", ins, {}, outs);
+    fusableChain(b, y[0], x);
+    return;
+  }
+  }
+}
+
 constexpr CatalogueEntry kEntries[] = {
-    {"motif:conv-bn-relu", buildConvBnRelu},          {"motif:channel-scale", buildChannelScale},
-    {"motif:parallel-dense", buildParallelDense},     {"motif:layout-chain", buildLayoutChain},
-    {"motif:legalize-targets", buildLegalizeTargets}, {"motif:norms", buildNorms},
+    {"motif:conv-bn-relu", buildConvBnRelu},
+    {"motif:channel-scale", buildChannelScale},
+    {"motif:parallel-dense", buildParallelDense},
+    {"motif:layout-chain", buildLayoutChain},
+    {"motif:legalize-targets", buildLegalizeTargets},
+    {"motif:norms", buildNorms},
+    {"motif:random", buildRandom},
 };
 
 } // namespace
