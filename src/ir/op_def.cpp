@@ -335,7 +335,8 @@ inferNodeTypes(const Node &n, std::span<const std::optional<TensorType>> inputs,
 
 std::optional<std::vector<Tensor>> evaluateNode(const Node &n,
                                                 std::span<const Tensor *const> inputs,
-                                                std::string &error, RandomStream *random) {
+                                                std::string &error, RandomStream *random,
+                                                bool referenceLoops) {
   const OpInfo &op = lookupOp(n.type);
   if (!op.kernel) {
     error = "op '" + n.type + "' has no kernel";
@@ -350,7 +351,7 @@ std::optional<std::vector<Tensor>> evaluateNode(const Node &n,
   std::vector<Tensor> outs;
   for (TensorType &t : *outTypes)
     outs.emplace_back(std::move(t));
-  KernelContext ctx{n, inputs, outs, random};
+  KernelContext ctx{n, inputs, outs, random, referenceLoops};
   op.kernel(ctx);
   return outs;
 }

@@ -64,6 +64,9 @@ struct KernelContext {
   std::span<Tensor> outputs;
   /// Set for nondeterministic ops only; nullptr otherwise.
   RandomStream *random = nullptr;
+  /// Take the straightforward loops a kernel's fast path must equal bit for
+  /// bit (tests compare the two; nothing else sets it).
+  bool referenceLoops = false;
 
   const Tensor &in(size_t i) const { return *inputs[i]; }
   bool has(size_t i) const { return i < inputs.size() && inputs[i] != nullptr; }
@@ -110,6 +113,7 @@ inferNodeTypes(const Node &n, std::span<const std::optional<TensorType>> inputs,
 /// no kernel or inference fails.
 std::optional<std::vector<Tensor>> evaluateNode(const Node &n,
                                                 std::span<const Tensor *const> inputs,
-                                                std::string &error, RandomStream *random = nullptr);
+                                                std::string &error, RandomStream *random = nullptr,
+                                                bool referenceLoops = false);
 
 } // namespace graphvet

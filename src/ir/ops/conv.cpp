@@ -19,8 +19,10 @@
 // w element of one of its terms, or its bias, is.
 #include "ir/ops/nn_common.h"
 
+#include <cstring>
 #include <fmt/format.h>
 #include <functional>
+#include <limits>
 
 namespace graphvet::ops::nn {
 namespace {
@@ -104,9 +106,131 @@ std::vector<int64_t> spatial(const Shape &s) {
 /// input element.
 using TapFn = std::function<void(const std::vector<int64_t> &, std::vector<int64_t> &)>;
 
+/// Bounds of the tap table convolveByPlane keeps: one int32 input offset per
+/// (kernel tap, output position).
+constexpr int64_t kMaxTapTable = int64_t{1} << 24;
+
+/// Stores accumulator `acc` as element `yi` of `y`: f32 and f64 outputs of
+/// their own accumulator directly, others through the rounding of setDouble
+/// (as the element-wise path does).
+template <class A> void storeAcc(Tensor &y, int64_t yi, A acc) {
+  if constexpr (std::is_same_v<A, float>) {
+    if (y.dtype() == DType::F32) {
+      std::memcpy(y.at(yi), &acc, sizeof acc);
+      return;
+    }
+  } else {
+    if (y.dtype() == DType::F64) {
+      std::memcpy(y.at(yi), &acc, sizeof acc);
+      return;
+    }
+  }
+  y.setDouble(yi, static_cast<double>(acc));
+}
+
+/// What convolve computes, for the operands without indeterminate elements,
+/// organised for the cache: for each batch entry and output channel, one
+/// accumulator per output position of the plane, and the loops over the
+/// input channels and kernel taps outside the loop over positions. Each
+/// output element still sums its terms in the canonical order (input
+/// channel, then taps, then + bias) with the same roundings, so the bits are
+/// convolve's; only the order in which different elements advance changes.
+/// The taps of every position are computed once into a table of input
+/// offsets (-1: the tap reads no input element). False (nothing written)
+/// when that table would exceed kMaxTapTable entries or an offset int32.
+template <class A>
+bool convolveByPlane(KernelContext &ctx, bool transpose, const std::vector<int64_t> &outSpatial,
+                     const std::vector<int64_t> &kernel, const TapFn &tapsAt) {
+  const Node &n = ctx.node;
+  Layout L = layoutOf(n);
+  const Tensor &x = ctx.in(0), &w = ctx.in(1);
+  const Tensor *b = ctx.has(2) ? &ctx.in(2) : nullptr;
+  Tensor &y = ctx.out(0);
+  Shape xs = logicalShape(L, x.shape()), ws = logicalShape(L, w.shape());
+  std::vector<int64_t> xst = logicalStrides(L, x.shape()), wst = logicalStrides(L, w.shape()),
+                       yst = logicalStrides(L, y.shape());
+  int64_t group = attrInt(n, "group", 1);
+  int64_t N = xs[0], C = xs[1], Cg = C / group;
+  int64_t Mg = transpose ? ws[1] : ws[0] / group, M = Mg * group;
+  int64_t K = Cg > 0 ? product(kernel) : 0;
+  int64_t P = product(outSpatial);
+  if (x.size() > std::numeric_limits<int32_t>::max() || K > kMaxTapTable ||
+      (K > 0 && P > kMaxTapTable / K))
+    return false;
+  std::vector<int64_t> woff =
+      Cg > 0 ? positionOffsets(kernel, std::vector<int64_t>(wst.begin() + 2, wst.end()))
+             : std::vector<int64_t>();
+  std::vector<int64_t> ysp(yst.begin() + 2, yst.end());
+
+  // The tap table (tap-major), each position's output offset, and whether
+  // any tap of a position reads an input element (ConvTranspose skips the
+  // others; a Conv tap in the padding is a +0 term).
+  const auto up = static_cast<size_t>(P);
+  std::vector<int32_t> tap(static_cast<size_t>(K) * up);
+  std::vector<int64_t> yoff(up);
+  std::vector<uint8_t> anyTerm(up, 0);
+  std::vector<int64_t> o(outSpatial.size(), 0), taps;
+  size_t p = 0;
+  do {
+    if (K > 0)
+      tapsAt(o, taps);
+    int64_t off = 0;
+    for (size_t a = 0; a < o.size(); ++a)
+      off += o[a] * ysp[a];
+    yoff[p] = off;
+    for (int64_t kf = 0; kf < K; ++kf) {
+      const int64_t xo = taps[static_cast<size_t>(kf)];
+      tap[static_cast<size_t>(kf) * up + p] = static_cast<int32_t>(xo >= 0 ? xo : -1);
+      anyTerm[p] = anyTerm[p] || xo >= 0 || !transpose;
+    }
+    ++p;
+  } while (nextIndex(o, outSpatial));
+
+  const std::vector<A> xv = loadAs<A>(x), wv = loadAs<A>(w);
+  const std::vector<A> bv = b ? loadAs<A>(*b) : std::vector<A>();
+  std::vector<A> acc(up);
+  for (int64_t in = 0; in < N; ++in)
+    for (int64_t m = 0; m < M; ++m) {
+      const int64_t g = m / Mg;
+      std::fill(acc.begin(), acc.end(), A(-0.0)); // -0 + t == t: the sum starts at the first term
+      for (int64_t c = 0; c < Cg; ++c) {
+        const int64_t cin = g * Cg + c;
+        const A *xp = xv.data() + (in * xst[0] + cin * xst[1]);
+        const int64_t wbase =
+            transpose ? cin * wst[0] + (m - g * Mg) * wst[1] : m * wst[0] + c * wst[1];
+        for (int64_t kf = 0; kf < K; ++kf) {
+          const A wk = wv[static_cast<size_t>(wbase + woff[static_cast<size_t>(kf)])];
+          const int32_t *t = tap.data() + static_cast<size_t>(kf) * up;
+          if (transpose) {
+            for (size_t q = 0; q < up; ++q)
+              if (t[q] >= 0) {
+                const A term = xp[t[q]] * wk;
+                acc[q] = acc[q] + term;
+              }
+          } else {
+            for (size_t q = 0; q < up; ++q) {
+              const A term = (t[q] >= 0 ? xp[t[q]] : A(0)) * wk; // zero padding
+              acc[q] = acc[q] + term;
+            }
+          }
+        }
+      }
+      const int64_t ybase = in * yst[0] + m * yst[1];
+      for (size_t q = 0; q < up; ++q) {
+        A r = anyTerm[q] && K > 0 ? acc[q] : A(0);
+        if (b)
+          r = r + bv[static_cast<size_t>(m)];
+        storeAcc(y, ybase + yoff[q], r);
+      }
+    }
+  return true;
+}
+
 /// The dot-product loop both ops share: for every output position (taps
 /// computed once), batch entry n and output channel m, the sum over the
 /// group's input channels c and the kernel taps of x * w, then + bias.
+/// Operands without indeterminate elements take convolveByPlane, the same
+/// sums organised for the cache; this loop tracks indeterminacy.
 template <class A>
 void convolve(KernelContext &ctx, bool transpose, const std::vector<int64_t> &outSpatial,
               const std::vector<int64_t> &kernel, const TapFn &tapsAt) {
@@ -116,6 +240,10 @@ void convolve(KernelContext &ctx, bool transpose, const std::vector<int64_t> &ou
   const Tensor *b = ctx.has(2) ? &ctx.in(2) : nullptr;
   Tensor &y = ctx.out(0);
   if (y.size() == 0)
+    return;
+  bool track = x.anyUndef() || w.anyUndef() || anyUndef(b);
+  if (!track && !ctx.referenceLoops &&
+      convolveByPlane<A>(ctx, transpose, outSpatial, kernel, tapsAt))
     return;
   Shape xs = logicalShape(L, x.shape()), ws = logicalShape(L, w.shape());
   std::vector<int64_t> xst = logicalStrides(L, x.shape()), wst = logicalStrides(L, w.shape()),
@@ -133,7 +261,6 @@ void convolve(KernelContext &ctx, bool transpose, const std::vector<int64_t> &ou
 
   std::vector<A> xv = loadAs<A>(x), wv = loadAs<A>(w);
   std::vector<A> bv = b ? loadAs<A>(*b) : std::vector<A>();
-  bool track = x.anyUndef() || w.anyUndef() || anyUndef(b);
   std::vector<uint8_t> xu = track ? undefFlags(x) : std::vector<uint8_t>();
   std::vector<uint8_t> wu = track ? undefFlags(w) : std::vector<uint8_t>();
 

@@ -26,6 +26,7 @@
 #include "ir/ops/reduce_family.h"
 
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 namespace graphvet::ops::reduce_detail {
@@ -87,6 +88,87 @@ void storeDot(const Tensor &ta, const Tensor &tb, const Dot &d, Tensor &out, int
     out.setDouble(o, static_cast<double>(dotFloat<float>(ta, tb, d)));
 }
 
+// ------------------------------------------------ Float products by rows
+//
+// The fast path of both kernels, for float operands without indeterminate
+// elements: the operands are converted to the accumulation type once (not
+// per term), and each output row keeps one accumulator per column while k
+// advances outside the loop over columns, reading B row by row. Every
+// element still sums its products in increasing k from the first one, so
+// the bits are dotFloat's.
+
+/// Every element of `t` in the accumulation type A.
+template <class A> std::vector<A> loadAcc(const Tensor &t) {
+  std::vector<A> v(static_cast<size_t>(t.size()));
+  for (int64_t i = 0; i < t.size(); ++i)
+    v[static_cast<size_t>(i)] = static_cast<A>(t.getDouble(i));
+  return v;
+}
+
+/// One product's geometry: A'(i, k) = a[i * ai + k * ak], B' as a
+/// row-major [K, N] matrix `b` (transposed by the caller when needed).
+template <class A> struct RowProduct {
+  const A *a;
+  int64_t ai, ak;
+  const A *b;
+  int64_t m, k, n;
+};
+
+/// Calls store(i, j, acc) for every element of the product, row by row.
+template <class A, class Store> void productByRows(const RowProduct<A> &p, Store store) {
+  std::vector<A> acc(static_cast<size_t>(p.n));
+  for (int64_t i = 0; i < p.m; ++i) {
+    if (p.k == 0)
+      std::fill(acc.begin(), acc.end(), A(0)); // no term: +0
+    for (int64_t kk = 0; kk < p.k; ++kk) {
+      const A av = p.a[i * p.ai + kk * p.ak];
+      const A *brow = p.b + kk * p.n;
+      if (kk == 0)
+        for (size_t j = 0; j < acc.size(); ++j)
+          acc[j] = av * brow[j]; // the sum starts at the first product
+      else
+        for (size_t j = 0; j < acc.size(); ++j) {
+          const A prod = av * brow[j];
+          acc[j] = acc[j] + prod;
+        }
+    }
+    for (int64_t j = 0; j < p.n; ++j)
+      store(i, j, acc[static_cast<size_t>(j)]);
+  }
+}
+
+/// B' of `b` ([rows, cols] row-major) as a row-major [K, N] matrix:
+/// b itself, or its transpose when `trans`.
+template <class A> std::vector<A> asKByN(std::vector<A> b, int64_t rows, int64_t cols, bool trans) {
+  if (!trans)
+    return b;
+  std::vector<A> t(b.size());
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c)
+      t[static_cast<size_t>(c * rows + r)] = b[static_cast<size_t>(r * cols + c)];
+  return t;
+}
+
+/// Does the fast path apply: float operands, none indeterminate?
+bool fastFloatProduct(const KernelContext &ctx) {
+  if (ctx.referenceLoops || !isFloat(ctx.in(0).dtype()))
+    return false;
+  for (size_t i = 0; i < ctx.inputs.size(); ++i)
+    if (ctx.has(i) && ctx.in(i).anyUndef())
+      return false;
+  return true;
+}
+
+/// Element o of a float output from an accumulator: f32 and f64 outputs of
+/// their own accumulator directly, others rounded once through setDouble.
+template <class A> void storeFloat(Tensor &out, int64_t o, A v) {
+  if ((std::is_same_v<A, float> && out.dtype() == DType::F32) ||
+      (std::is_same_v<A, double> && out.dtype() == DType::F64))
+    std::memcpy(out.at(o), &v, sizeof v);
+  else
+    out.setDouble(o, static_cast<double>(v));
+}
+
 // ------------------------------------------------------------------- MatMul
 
 /// MatMul's operand shapes with 1-D inputs promoted to matrices.
@@ -132,12 +214,32 @@ bool inferMatMul(InferContext &ctx) {
   return true;
 }
 
+/// MatMul's fast path (see "Float products by rows").
+template <class A> void matmulByRows(KernelContext &ctx, const MatMulShapes &s) {
+  Tensor &out = ctx.out(0);
+  const std::vector<A> av = loadAcc<A>(ctx.in(0)), bv = loadAcc<A>(ctx.in(1));
+  int64_t m = s.a[s.a.size() - 2], k = s.a.back(), n = s.b.back();
+  std::span<const int64_t> aBatch = std::span(s.a).first(s.a.size() - 2);
+  std::span<const int64_t> bBatch = std::span(s.b).first(s.b.size() - 2);
+  int64_t batches = TensorType{DType::F32, s.batch}.numElements();
+  for (int64_t bi = 0; bi < batches; ++bi) {
+    const A *a = av.data() + broadcastIndex(bi, s.batch, aBatch) * m * k;
+    const A *b = bv.data() + broadcastIndex(bi, s.batch, bBatch) * k * n;
+    productByRows<A>({a, k, 1, b, m, k, n}, [&](int64_t i, int64_t j, A acc) {
+      storeFloat(out, (bi * m + i) * n + j, acc);
+    });
+  }
+}
+
 void matmulKernel(KernelContext &ctx) {
   const Tensor &ta = ctx.in(0), &tb = ctx.in(1);
   Tensor &out = ctx.out(0);
   MatMulShapes s;
   std::string error;
   matmulShapes(ta.shape(), tb.shape(), s, error); // validated by inference
+  if (fastFloatProduct(ctx))
+    return accumulatesInDouble(ta.dtype()) ? matmulByRows<double>(ctx, s)
+                                           : matmulByRows<float>(ctx, s);
   int64_t m = s.a[s.a.size() - 2], k = s.a.back(), n = s.b.back();
   std::span<const int64_t> aBatch = std::span(s.a).first(s.a.size() - 2);
   std::span<const int64_t> bBatch = std::span(s.b).first(s.b.size() - 2);
@@ -223,9 +325,34 @@ void gemmElement(KernelContext &ctx, const Dot &d, int64_t o, int64_t ci) {
   out.setDouble(o, r);
 }
 
+/// Gemm's fast path (see "Float products by rows"): alpha * acc + beta * c
+/// in f64 as gemmElement computes it.
+template <class A> void gemmByRows(KernelContext &ctx, const GemmDims &g) {
+  const Tensor &ta = ctx.in(0), &tb = ctx.in(1);
+  Tensor &out = ctx.out(0);
+  const std::vector<A> av = loadAcc<A>(ta);
+  const std::vector<A> bv = asKByN(loadAcc<A>(tb), tb.shape()[0], tb.shape()[1], g.transB);
+  const double alpha = static_cast<float>(attrFloat(ctx.node, "alpha", 1.0));
+  const double beta = static_cast<float>(attrFloat(ctx.node, "beta", 1.0));
+  const Tensor *c = ctx.has(2) ? &ctx.in(2) : nullptr;
+  const Shape mn = {g.m, g.n};
+  const int64_t aCols = ta.shape()[1];
+  productByRows<A>(
+      {av.data(), g.transA ? 1 : aCols, g.transA ? aCols : 1, bv.data(), g.m, g.k, g.n},
+      [&](int64_t i, int64_t j, A acc) {
+        const int64_t o = i * g.n + j;
+        double r = alpha * static_cast<double>(acc);
+        if (c)
+          r = r + beta * c->getDouble(broadcastIndex(o, mn, c->shape()));
+        out.setDouble(o, r);
+      });
+}
+
 void gemmKernel(KernelContext &ctx) {
   const Tensor &ta = ctx.in(0), &tb = ctx.in(1);
   GemmDims g = gemmDims(ctx.node, ta.shape(), tb.shape());
+  if (fastFloatProduct(ctx))
+    return accumulatesInDouble(ta.dtype()) ? gemmByRows<double>(ctx, g) : gemmByRows<float>(ctx, g);
   // Element (i, k) of A' and (k, j) of B' in row-major A and B.
   int64_t aCols = ta.shape()[1], bCols = tb.shape()[1];
   int64_t aRow = g.transA ? 1 : aCols, aStep = g.transA ? aCols : 1;
