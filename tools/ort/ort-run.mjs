@@ -58,6 +58,7 @@ with DIR/outputs.json. --optimize sets graphOptimizationLevel (default all),
 timed at the chosen level and at 'disabled' (the fastest of --timing-repeats
 creations each, default 3): the difference is ORT's optimization time.
 --threads sets intraOpNumThreads (default 1).
+--version prints ORT's version (exit 3 when it is not installed).
 Exit 0 ran, 2 bad input or ORT refused the model, 3 ORT is not installed.`;
 }
 
@@ -75,6 +76,8 @@ function parseArgs(argv) {
     const take = () => (inline !== undefined ? inline : value(i++, flag));
     if (flag === '--help' || flag === '-h') {
       o.help = true;
+    } else if (flag === '--version') {
+      o.version = true;
     } else if (flag === '--json') {
       o.json = true;
     } else if (flag === '--input') {
@@ -103,7 +106,7 @@ function parseArgs(argv) {
       throw new UsageError('ort-run', `a second model '${a}': give one MODEL.onnx`);
     }
   }
-  if (!o.help && o.model === undefined) throw new UsageError('ort-run', `no model given\n${usage()}`);
+  if (!o.help && !o.version && o.model === undefined) throw new UsageError('ort-run', `no model given\n${usage()}`);
   return o;
 }
 
@@ -269,6 +272,10 @@ async function main() {
   const o = parseArgs(process.argv.slice(2));
   if (o.help) {
     console.log(usage());
+    return 0;
+  }
+  if (o.version) {
+    console.log(`onnxruntime-node ${loadOrt().env.versions.node}`);
     return 0;
   }
   if (!fs.existsSync(o.model) || fs.statSync(o.model).isDirectory()) throw new UsageError(o.model, 'cannot read the model');
