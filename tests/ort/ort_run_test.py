@@ -142,7 +142,8 @@ def main():
     assert r.returncode == 0, (r.returncode, r.stderr)
     report = json.loads(r.stdout)
     assert report["onnxruntime"] == "1.30.0" and report["optimize"] == "extended", report
-    for key in ("session_create_ms", "session_create_disabled_ms", "optimization_ms", "run_ms"):
+    for key in ("session_create_ms", "session_create_disabled_ms", "optimization_ms", "run_ms",
+                "session_create_cpu_ms", "session_create_disabled_cpu_ms", "optimization_cpu_ms"):
         assert isinstance(report[key], (int, float)) and report[key] >= 0, (key, report)
     assert [i["name"] for i in report["inputs"]] == ["x", "n", "flag", "d"], report["inputs"]
     assert [o["dtype"] for o in report["outputs"]] == ["f32", "f16", "bool", "i64", "f64"], report
