@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <span>
 #include <type_traits>
@@ -37,6 +38,29 @@ template <class C> C loadAs(DType t, const uint8_t *p) {
     return loadUInt(t, p);
 }
 
+/// Is C the host type dtype `t` is stored as (f32 as float, f64 as double,
+/// i64 as int64_t, u64 as uint64_t)? Then an element converts to C and back
+/// by copying its bytes, without the per-dtype dispatch of loadDouble.
+template <class C> bool isNative(DType t) {
+  if constexpr (std::is_same_v<C, float>)
+    return t == DType::F32;
+  else if constexpr (std::is_same_v<C, double>)
+    return t == DType::F64;
+  else if constexpr (std::is_same_v<C, int64_t>)
+    return t == DType::I64;
+  else if constexpr (std::is_same_v<C, uint64_t>)
+    return t == DType::U64;
+  else
+    return false;
+}
+
+/// Element k of a tensor stored natively as C (isNative).
+template <class C> C loadNative(const Tensor &t, int64_t k) {
+  C v;
+  std::memcpy(&v, t.bytes().data() + k * static_cast<int64_t>(sizeof(C)), sizeof v);
+  return v;
+}
+
 /// Stores a result into element k of `out`: a float rounded once to the
 /// output's float dtype, an integer wrapped to the output's integer dtype,
 /// an empty optional as an indeterminate element.
@@ -47,7 +71,10 @@ template <class R> void put(Tensor &out, int64_t k, R v) {
     else
       put(out, k, *v);
   } else if constexpr (std::is_floating_point_v<R>) {
-    out.setDouble(k, static_cast<double>(v));
+    if (isNative<R>(out.dtype()))
+      std::memcpy(out.bytes().data() + k * static_cast<int64_t>(sizeof(R)), &v, sizeof v);
+    else
+      out.setDouble(k, static_cast<double>(v));
   } else {
     out.setInt(k, static_cast<int64_t>(v));
   }
@@ -140,6 +167,11 @@ template <class F> void mapUnaryFloat(KernelContext &ctx, Prec prec, F f) {
   Tensor &out = ctx.out(0);
   const DType t = x.dtype();
   withFloatType(t, prec, [&]<class C>(C) {
+    if (isNative<C>(t) && !x.anyUndef()) {
+      for (int64_t k = 0; k < x.size(); ++k)
+        put(out, k, f(loadNative<C>(x, k)));
+      return;
+    }
     for (int64_t k = 0; k < x.size(); ++k) {
       if (x.isUndef(k))
         out.setUndef(k);
@@ -156,6 +188,11 @@ template <class F> void mapUnaryNumeric(KernelContext &ctx, Prec prec, F f) {
   Tensor &out = ctx.out(0);
   const DType t = x.dtype();
   withNumericType(t, prec, [&]<class C>(C) {
+    if (isNative<C>(t) && !x.anyUndef()) {
+      for (int64_t k = 0; k < x.size(); ++k)
+        put(out, k, f(loadNative<C>(x, k)));
+      return;
+    }
     for (int64_t k = 0; k < x.size(); ++k) {
       if (x.isUndef(k))
         out.setUndef(k);
@@ -173,6 +210,12 @@ template <class F> void mapBinaryNumeric(KernelContext &ctx, Prec prec, F f) {
   const DType t = a.dtype();
   const Tensor *ins[] = {&a, &b};
   withNumericType(t, prec, [&]<class C>(C) {
+    if (isNative<C>(t) && !a.anyUndef() && !b.anyUndef()) {
+      forEachBroadcast(out.shape(), ins, [&](int64_t k, const int64_t *idx) {
+        put(out, k, f(loadNative<C>(a, idx[0]), loadNative<C>(b, idx[1])));
+      });
+      return;
+    }
     forEachBroadcast(out.shape(), ins, [&](int64_t k, const int64_t *idx) {
       if (anyUndef(ins, idx))
         out.setUndef(k);
