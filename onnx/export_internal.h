@@ -109,6 +109,12 @@ private:
   std::map<std::string, Tensor> constants_;
   std::map<std::tuple<const onnx::GraphProto *, std::string, std::vector<int64_t>>, std::string>
       transposes_;
+  /// Transposes the layout wrapping wrote: output name -> (input, perm).
+  /// A Transpose asked of one of them by the inverse perm is its input
+  /// (back-to-back NHWC ops keep their data channels-last in between).
+  std::map<std::string, std::pair<std::string, std::vector<int64_t>>> layoutTransposeOf_;
+  /// Removes the layout Transposes nothing reads any more.
+  void removeUnusedLayoutTransposes();
   std::vector<std::string> errors_;
   ExportSummary summary_;
 };

@@ -200,6 +200,14 @@ void Exporter::writeDraft(const NodeDraft &d, onnx::GraphProto *gp) {
 
 std::string Exporter::transposed(const std::string &value, const std::vector<int64_t> &perm,
                                  onnx::GraphProto *gp) {
+  if (auto it = layoutTransposeOf_.find(value); it != layoutTransposeOf_.end()) {
+    const auto &[source, first] = it->second;
+    bool identity = first.size() == perm.size();
+    for (size_t i = 0; identity && i < perm.size(); ++i)
+      identity = first[static_cast<size_t>(perm[i])] == static_cast<int64_t>(i);
+    if (identity)
+      return source;
+  }
   const Tensor *c = constantOf(value);
   auto key = std::make_tuple(c ? nullptr : gp, value, perm);
   if (auto it = transposes_.find(key); it != transposes_.end())
@@ -215,6 +223,7 @@ std::string Exporter::transposed(const std::string &value, const std::vector<int
       p.push_back(AttrValue::ofInt(i));
     t.attrs["perm"] = AttrValue::ofList(std::move(p));
     writeDraft(t, gp);
+    layoutTransposeOf_[name] = {value, perm};
     ++summary_.layoutTransposes;
   }
   return transposes_[key] = name;
@@ -223,7 +232,9 @@ std::string Exporter::transposed(const std::string &value, const std::vector<int
 void Exporter::emitOp(GraphId g, NodeId id, onnx::GraphProto *gp) {
   const Graph &graph = m_.graph(g);
   const Node &n = graph.node(id);
-  if (!numericDefinition(n))
+  // Identity is graphvet's copy (a memory op without a numeric row) and
+  // ONNX's identity alike.
+  if (n.type != "Identity" && !numericDefinition(n))
     refuse(isNumericOp(n.type) ? "this form of the op is GE's, without an ONNX meaning"
                                : "not an ONNX op (graphvet has no numeric definition of it)");
   if (isInputMutable(n))
@@ -303,6 +314,7 @@ void Exporter::wrapLayout(GraphId g, const Node &n, NodeDraft &d, onnx::GraphPro
     p.push_back(AttrValue::ofInt(i));
   back.attrs["perm"] = AttrValue::ofList(std::move(p));
   writeDraft(back, gp);
+  layoutTransposeOf_[result] = {d.outputs[0], toChannelsLast(rank)};
   ++summary_.layoutTransposes;
 }
 

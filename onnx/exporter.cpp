@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <functional>
 
 namespace graphvet::onnxexport {
 
@@ -385,6 +386,54 @@ void Exporter::writeOutputs() {
   }
 }
 
+namespace {
+
+void collectUses(const onnx::GraphProto &g, std::set<std::string> &used) {
+  for (const auto &n : g.node()) {
+    for (const std::string &in : n.input())
+      used.insert(in);
+    for (const auto &a : n.attribute())
+      if (a.has_g())
+        collectUses(a.g(), used);
+  }
+  for (const auto &o : g.output())
+    used.insert(o.name());
+}
+
+/// Removes the nodes of `g` (and its subgraphs) that `dead` says to;
+/// returns how many.
+int64_t removeNodes(onnx::GraphProto &g, const std::function<bool(const onnx::NodeProto &)> &dead) {
+  int64_t removed = 0;
+  auto *nodes = g.mutable_node();
+  for (int i = nodes->size(); i-- > 0;) {
+    if (dead(nodes->Get(i))) {
+      nodes->DeleteSubrange(i, 1);
+      ++removed;
+      continue;
+    }
+    for (auto &a : *nodes->Mutable(i)->mutable_attribute())
+      if (a.has_g())
+        removed += removeNodes(*a.mutable_g(), dead);
+  }
+  return removed;
+}
+
+} // namespace
+
+void Exporter::removeUnusedLayoutTransposes() {
+  for (bool changed = true; changed;) {
+    std::set<std::string> used;
+    collectUses(model_.graph(), used);
+    int64_t removed = removeNodes(*model_.mutable_graph(), [&](const onnx::NodeProto &n) {
+      return n.op_type() == "Transpose" && n.output_size() == 1 &&
+             layoutTransposeOf_.count(n.output(0)) && !used.count(n.output(0));
+    });
+    summary_.layoutTransposes -= removed;
+    summary_.nodes -= removed;
+    changed = removed > 0;
+  }
+}
+
 void Exporter::check() {
   try {
     onnx::checker::check_model(model_);
@@ -426,6 +475,7 @@ ExportResult Exporter::run() {
   reserveRootNames();
   emitGraph(0, gp, {});
   writeOutputs();
+  removeUnusedLayoutTransposes();
   if (errors_.empty())
     check();
   result.errors = std::move(errors_);
