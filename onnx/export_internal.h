@@ -68,6 +68,10 @@ private:
   void writeDraft(const NodeDraft &d, onnx::GraphProto *gp);
   /// `value` transposed by `perm`: a constant at export time, else a
   /// Transpose node in `gp` (shared by every request of the same perm).
+  /// The value a Transpose by `perm` of `value` gives back, when `value` is
+  /// a written Transpose's output and the two cancel.
+  std::optional<std::string> cancelledTranspose(const std::string &value,
+                                                const std::vector<int64_t> &perm) const;
   std::string transposed(const std::string &value, const std::vector<int64_t> &perm,
                          onnx::GraphProto *gp);
 
@@ -109,12 +113,16 @@ private:
   std::map<std::string, Tensor> constants_;
   std::map<std::tuple<const onnx::GraphProto *, std::string, std::vector<int64_t>>, std::string>
       transposes_;
-  /// Transposes the layout wrapping wrote: output name -> (input, perm).
-  /// A Transpose asked of one of them by the inverse perm is its input
-  /// (back-to-back NHWC ops keep their data channels-last in between).
+  /// Transposes written (the layout wrapping's and the model's own):
+  /// output name -> (input, perm). A Transpose by the inverse perm of one of
+  /// them is its input (back-to-back NHWC ops keep their data
+  /// channels-last in between; convert-layout's boundary Transposes).
   std::map<std::string, std::pair<std::string, std::vector<int64_t>>> layoutTransposeOf_;
-  /// Removes the layout Transposes nothing reads any more.
-  void removeUnusedLayoutTransposes();
+  /// The outputs of the Transposes the layout wrapping added.
+  std::set<std::string> wrappingTransposes_;
+  /// Removes the Transposes (layout wrapping's, or the model's own) and the
+  /// initializers nothing reads any more.
+  void removeUnused();
   std::vector<std::string> errors_;
   ExportSummary summary_;
 };

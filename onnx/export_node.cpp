@@ -198,16 +198,25 @@ void Exporter::writeDraft(const NodeDraft &d, onnx::GraphProto *gp) {
   ++summary_.nodes;
 }
 
+std::optional<std::string> Exporter::cancelledTranspose(const std::string &value,
+                                                        const std::vector<int64_t> &perm) const {
+  auto it = layoutTransposeOf_.find(value);
+  if (it == layoutTransposeOf_.end())
+    return std::nullopt;
+  const auto &[source, first] = it->second;
+  if (first.size() != perm.size())
+    return std::nullopt;
+  for (size_t i = 0; i < perm.size(); ++i)
+    if (perm[i] < 0 || perm[i] >= static_cast<int64_t>(perm.size()) ||
+        first[static_cast<size_t>(perm[i])] != static_cast<int64_t>(i))
+      return std::nullopt;
+  return source;
+}
+
 std::string Exporter::transposed(const std::string &value, const std::vector<int64_t> &perm,
                                  onnx::GraphProto *gp) {
-  if (auto it = layoutTransposeOf_.find(value); it != layoutTransposeOf_.end()) {
-    const auto &[source, first] = it->second;
-    bool identity = first.size() == perm.size();
-    for (size_t i = 0; identity && i < perm.size(); ++i)
-      identity = first[static_cast<size_t>(perm[i])] == static_cast<int64_t>(i);
-    if (identity)
-      return source;
-  }
+  if (auto source = cancelledTranspose(value, perm))
+    return *source;
   const Tensor *c = constantOf(value);
   auto key = std::make_tuple(c ? nullptr : gp, value, perm);
   if (auto it = transposes_.find(key); it != transposes_.end())
@@ -224,6 +233,7 @@ std::string Exporter::transposed(const std::string &value, const std::vector<int
     t.attrs["perm"] = AttrValue::ofList(std::move(p));
     writeDraft(t, gp);
     layoutTransposeOf_[name] = {value, perm};
+    wrappingTransposes_.insert(name);
     ++summary_.layoutTransposes;
   }
   return transposes_[key] = name;
@@ -274,6 +284,22 @@ void Exporter::emitOp(GraphId g, NodeId id, onnx::GraphProto *gp) {
     d.outputs.push_back(used || required ? outputName(g, OutPort{id, k}) : std::string());
   }
 
+  if (n.type == "Transpose" && !d.inputs.empty() && d.attrs.count("perm")) {
+    // A Transpose undoing one written before (the layout wrapping's, or the
+    // model's own) is its input again.
+    std::vector<int64_t> perm = intsOf(d.attrs["perm"]);
+    if (auto source = cancelledTranspose(d.inputs[0], perm)) {
+      if (!isReserved(g, OutPort{id, 0})) {
+        names_[g][OutPort{id, 0}] = *source;
+        return;
+      }
+      writeDraft(NodeDraft{"Identity", d.name, {*source}, {d.outputs[0]}, {}}, gp);
+      return;
+    }
+    writeDraft(d, gp);
+    layoutTransposeOf_[d.outputs[0]] = {d.inputs[0], perm};
+    return;
+  }
   normalizeForm(g, n, d, gp);
   const std::string *layout = n.stringAttr("layout");
   if (layout && *layout == "NHWC")
@@ -315,6 +341,7 @@ void Exporter::wrapLayout(GraphId g, const Node &n, NodeDraft &d, onnx::GraphPro
   back.attrs["perm"] = AttrValue::ofList(std::move(p));
   writeDraft(back, gp);
   layoutTransposeOf_[result] = {d.outputs[0], toChannelsLast(rank)};
+  wrappingTransposes_.insert(result);
   ++summary_.layoutTransposes;
 }
 

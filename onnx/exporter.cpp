@@ -420,18 +420,30 @@ int64_t removeNodes(onnx::GraphProto &g, const std::function<bool(const onnx::No
 
 } // namespace
 
-void Exporter::removeUnusedLayoutTransposes() {
+void Exporter::removeUnused() {
+  std::set<std::string> used;
   for (bool changed = true; changed;) {
-    std::set<std::string> used;
+    used.clear();
     collectUses(model_.graph(), used);
+    int64_t wrapping = 0;
     int64_t removed = removeNodes(*model_.mutable_graph(), [&](const onnx::NodeProto &n) {
-      return n.op_type() == "Transpose" && n.output_size() == 1 &&
-             layoutTransposeOf_.count(n.output(0)) && !used.count(n.output(0));
+      bool dead = n.op_type() == "Transpose" && n.output_size() == 1 &&
+                  layoutTransposeOf_.count(n.output(0)) && !used.count(n.output(0));
+      wrapping += dead && wrappingTransposes_.count(n.output(0)) ? 1 : 0;
+      return dead;
     });
-    summary_.layoutTransposes -= removed;
+    summary_.layoutTransposes -= wrapping;
     summary_.nodes -= removed;
     changed = removed > 0;
   }
+  // Constants only an undone Transpose read (convert-layout's transposed
+  // weights, transposed back at export time).
+  auto *inits = model_.mutable_graph()->mutable_initializer();
+  for (int i = inits->size(); i-- > 0;)
+    if (!used.count(inits->Get(i).name())) {
+      inits->DeleteSubrange(i, 1);
+      --summary_.initializers;
+    }
 }
 
 void Exporter::check() {
@@ -475,7 +487,7 @@ ExportResult Exporter::run() {
   reserveRootNames();
   emitGraph(0, gp, {});
   writeOutputs();
-  removeUnusedLayoutTransposes();
+  removeUnused();
   if (errors_.empty())
     check();
   result.errors = std::move(errors_);
