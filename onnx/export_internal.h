@@ -51,6 +51,12 @@ private:
   void emitConst(GraphId g, NodeId id);
   void emitCall(GraphId g, NodeId id, onnx::GraphProto *gp);
   void emitIf(GraphId g, NodeId id, onnx::GraphProto *gp);
+  void emitWhile(GraphId g, NodeId id, onnx::GraphProto *gp);
+  /// Makes `value` an output of subgraph `bp`: a value of the subgraph, each
+  /// once (an outer value, a subgraph input or a repeated one goes through
+  /// an Identity); returns the output's name.
+  std::string subgraphResult(onnx::GraphProto *bp, const std::string &value,
+                             std::set<std::string> &returned, const TensorType *type);
   /// The values a subgraph's NetOutput hands back, by the holder's output
   /// index (`in<k>._parent_node_index`, default k); "" where none.
   std::vector<std::string> resultsOf(GraphId g, size_t holderOutputs);

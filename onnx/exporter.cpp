@@ -2,7 +2,8 @@
 // (ordered by `index`, named as the nodes), `Const` to root initializers,
 // calls inlined (their subgraph's `Data` read the call's inputs, their
 // `NetOutput` gives the call's outputs), `If` to ONNX `If` with two
-// subgraphs, the root `NetOutput` to graph outputs; then ONNX's checker and
+// subgraphs, `While` to ONNX `Loop`, the root `NetOutput` to graph outputs;
+// then ONNX's checker and
 // strict shape inference. Numeric ops are written by export_node.cpp.
 #include "ir/op_library.h"
 #include "ir/verifier.h"
@@ -35,6 +36,20 @@ onnx::TensorProto protoOf(const Tensor &t, const std::string &name) {
     p.set_raw_data(bytes);
   }
   return p;
+}
+
+/// True when every consumer of the node's outputs is a While's loop
+/// variable.
+bool feedsOnlyWhile(const Graph &graph, NodeId id) {
+  const Node &n = graph.node(id);
+  bool any = false;
+  for (uint32_t k = 0; k < n.numOutputs; ++k)
+    for (const InPort &c : graph.consumers(OutPort{id, k})) {
+      if (opKind(graph.node(c.node)) != OpKind::While)
+        return false;
+      any = true;
+    }
+  return any;
 }
 
 } // namespace
@@ -226,6 +241,13 @@ void Exporter::emitGraph(GraphId g, onnx::GraphProto *gp,
       case OpKind::Variable:
         refuse("a variable (a persistent buffer) has no ONNX form");
       case OpKind::Copy:
+        if (n.type == "TensorMove" && feedsOnlyWhile(graph, id)) {
+          // The importer's copy of a Loop's initial value (a While writes
+          // its loop variables in place): ONNX's Loop leaves its inputs
+          // alone, so the copy is the input itself.
+          names_[g][OutPort{id, 0}] = valueOf(g, n.inputs.empty() ? std::nullopt : n.inputs[0]);
+          break;
+        }
         if (n.type != "Identity")
           refuse("a GE memory op (a copy into a fresh buffer) has no ONNX form; ONNX values "
                  "are immutable, so the copy is not needed there");
@@ -234,8 +256,8 @@ void Exporter::emitGraph(GraphId g, onnx::GraphProto *gp,
       case OpKind::Case:
         refuse("Case has no ONNX form (ONNX's If has two branches)");
       case OpKind::While:
-        refuse("While is not exported (ONNX's Loop has another form: a trip count and a "
-               "condition computed by the body)");
+        emitWhile(g, id, gp);
+        break;
       case OpKind::Ordinary:
         emitOp(g, id, gp);
         break;
@@ -318,37 +340,118 @@ void Exporter::emitIf(GraphId g, NodeId id, onnx::GraphProto *gp) {
     // Outer values are visible in an ONNX subgraph: the branch's Data read
     // the If's inputs by name.
     emitGraph(sub, bp, inputs);
-    std::set<std::string> produced;
-    for (const auto &bn : bp->node())
-      for (const std::string &o : bn.output())
-        produced.insert(o);
     std::vector<std::string> results = resultsOf(sub, n.numOutputs);
     std::set<std::string> returned;
     for (uint32_t j = 0; j < n.numOutputs; ++j) {
-      std::string r = results[j];
-      if (r.empty())
+      if (results[j].empty())
         refuse(fmt::format("the {} branch '{}' returns nothing for output {}",
                            b == 0 ? "then" : "else", m_.graph(sub).name, j));
-      // A branch output is a value of the branch, each once: an outer value
-      // or a repeated one goes through an Identity.
-      if (!produced.count(r) || returned.count(r)) {
-        onnx::NodeProto *idn = bp->add_node();
-        idn->set_op_type("Identity");
-        idn->set_name(freshNodeName(r + "_result"));
-        idn->add_input(r);
-        r = fresh(r + "_result");
-        idn->add_output(r);
-        ++summary_.nodes;
-      }
-      returned.insert(r);
-      onnx::ValueInfoProto *vi = bp->add_output();
-      vi->set_name(r);
-      if (const TensorType *t = types_.of(g, OutPort{id, j}))
-        setValueType(vi, *t);
+      subgraphResult(bp, results[j], returned, types_.of(g, OutPort{id, j}));
     }
   }
   for (uint32_t j = 0; j < n.numOutputs; ++j)
     node.add_output(outputName(g, OutPort{id, j}));
+  *gp->add_node() = std::move(node);
+  ++summary_.nodes;
+}
+
+std::string Exporter::subgraphResult(onnx::GraphProto *bp, const std::string &value,
+                                     std::set<std::string> &returned, const TensorType *type) {
+  bool produced = false;
+  for (const auto &bn : bp->node())
+    for (const std::string &o : bn.output())
+      produced = produced || o == value;
+  std::string r = value;
+  if (!produced || returned.count(r)) {
+    onnx::NodeProto *idn = bp->add_node();
+    idn->set_op_type("Identity");
+    idn->set_name(freshNodeName(value + "_result"));
+    idn->add_input(value);
+    r = fresh(value + "_result");
+    idn->add_output(r);
+    ++summary_.nodes;
+  }
+  returned.insert(r);
+  onnx::ValueInfoProto *vi = bp->add_output();
+  vi->set_name(r);
+  if (type)
+    setValueType(vi, *type);
+  return r;
+}
+
+void Exporter::emitWhile(GraphId g, NodeId id, onnx::GraphProto *gp) {
+  const Node &n = m_.graph(g).node(id);
+  if (n.subgraphs.size() != 2)
+    refuse("a While holds a cond and a body subgraph");
+  const GraphId condG = n.subgraphs[0], bodyG = n.subgraphs[1];
+  const size_t vars = n.inputs.size();
+  std::vector<std::string> initial;
+  std::vector<const TensorType *> types;
+  for (size_t k = 0; k < vars; ++k) {
+    if (!n.inputs[k])
+      refuse(fmt::format("loop variable {} is unconnected", k));
+    initial.push_back(valueOf(g, n.inputs[k]));
+    types.push_back(types_.of(g, *n.inputs[k]));
+    if (!types.back())
+      refuse(fmt::format("loop variable {} has no type", k));
+  }
+  auto condition = [&]() {
+    const Graph &cg = m_.graph(condG);
+    for (NodeId c : cg.liveNodes())
+      if (opKind(cg.node(c)) == OpKind::NetOutput && !cg.node(c).inputs.empty() &&
+          cg.node(c).inputs[0]) {
+        const TensorType *t = types_.of(condG, *cg.node(c).inputs[0]);
+        if (!t || t->dtype != DType::Bool || t->numElements() != 1)
+          refuse("its condition is not one bool (ONNX's Loop takes a bool condition)");
+        return valueOf(condG, cg.node(c).inputs[0]);
+      }
+    refuse("its cond subgraph returns no condition");
+  };
+  // While runs cond, then the body, until cond is false or max_iterations
+  // bodies have run: ONNX's Loop with M = max_iterations, the condition on
+  // the initial values, and a body that computes the next condition.
+  Tensor maxIterations(TensorType{DType::I64, {}});
+  maxIterations.setInt(0, n.intAttr("max_iterations").value_or(3));
+  std::string m = addInitializer(maxIterations, n.name + "_max_iterations");
+  emitGraph(condG, gp, initial);
+  std::string first = condition();
+
+  onnx::NodeProto node;
+  node.set_op_type("Loop");
+  node.set_name(freshNodeName(n.name));
+  node.add_input(m);
+  node.add_input(first);
+  for (const std::string &v : initial)
+    node.add_input(v);
+  onnx::AttributeProto *a = node.add_attribute();
+  a->set_name("body");
+  a->set_type(onnx::AttributeProto::GRAPH);
+  onnx::GraphProto *bp = a->mutable_g();
+  bp->set_name(m_.graph(bodyG).name);
+  auto addInput = [&](const std::string &base, const TensorType &t) {
+    std::string name = fresh(base);
+    onnx::ValueInfoProto *vi = bp->add_input();
+    vi->set_name(name);
+    setValueType(vi, t);
+    return name;
+  };
+  addInput(n.name + "_iteration", TensorType{DType::I64, {}});
+  addInput(n.name + "_cond", TensorType{DType::Bool, {}});
+  std::vector<std::string> current;
+  for (size_t k = 0; k < vars; ++k)
+    current.push_back(addInput(fmt::format("{}_var{}", n.name, k), *types[k]));
+  emitGraph(bodyG, bp, current);
+  std::vector<std::string> next = resultsOf(bodyG, vars);
+  for (size_t k = 0; k < vars; ++k)
+    if (next[k].empty()) // not written back: unchanged
+      next[k] = current[k];
+  emitGraph(condG, bp, next);
+  std::set<std::string> returned;
+  subgraphResult(bp, condition(), returned, nullptr);
+  for (size_t k = 0; k < vars; ++k)
+    subgraphResult(bp, next[k], returned, types[k]);
+  for (uint32_t j = 0; j < n.numOutputs; ++j)
+    node.add_output(j < vars ? outputName(g, OutPort{id, j}) : std::string());
   *gp->add_node() = std::move(node);
   ++summary_.nodes;
 }

@@ -4,10 +4,11 @@
 // model keeps its input names), `Const` become initializers, `NetOutput`
 // the graph outputs, numeric ops ONNX nodes with their ONNX attributes (in
 // the target opset's form: attributes that became inputs are written as
-// constant inputs), `If` an ONNX `If` with subgraphs. Calls (fused groups,
-// target regions) are inlined; `layout = "NHWC"` ops are written as their
-// NCHW form between Transposes. Whatever ONNX cannot express (GE memory ops,
-// variables, in-place writes, While, Case) is refused, node by node. Every
+// constant inputs), `If` an ONNX `If` with subgraphs, `While` an ONNX
+// `Loop`. Calls (fused groups, target regions) are inlined; `layout =
+// "NHWC"` ops are written as their NCHW form between Transposes. Whatever
+// ONNX cannot express (GE memory ops, variables, in-place writes, Case) is
+// refused, node by node. Every
 // export is checked by ONNX's checker and strict shape inference. The
 // public interface needs no ONNX header.
 #pragma once

@@ -94,8 +94,9 @@ void registerExport(CLI::App &app, CommandContext &ctx) {
   sub->footer(
       "Calls (fused groups, target regions) are inlined; layout = \"NHWC\" ops are written in "
       "their NCHW form between Transposes; ops written in an older opset's form are rewritten "
-      "into the target's. GE memory ops (TensorMove, variables, in-place writes), While and Case "
-      "are refused: FILE: error: cannot export NODE (TYPE): WHY. Exit status: 0 written and "
+      "into the target's; If and While become ONNX's If and Loop. GE memory ops (TensorMove, "
+      "variables, in-place writes) and Case are refused: FILE: error: cannot export NODE (TYPE): "
+      "WHY. Exit status: 0 written and "
       "accepted by ONNX's checker, 2 bad input or a node ONNX cannot express.");
   sub->callback([opts, &ctx] { ctx.status = runExport(*opts); });
 }

@@ -3,8 +3,9 @@
 binary is committed): forms9.onnx (opset 9: the ops whose attributes later
 became inputs -- Slice, Squeeze, Unsqueeze, Clip, Pad, Split, ReduceSum --
 and Softmax's 2-D coercion on a middle axis), resize10.onnx (opset 10's
-two-input Resize, nearest and linear) and dtypes.onnx (an initializer of
-every element type graphvet has, each reaching an output)."""
+two-input Resize, nearest and linear), dtypes.onnx (an initializer of
+every element type graphvet has, each reaching an output) and loop.onnx (a
+Loop with a carried value and a scan output)."""
 import os
 import sys
 
@@ -67,3 +68,28 @@ nodes.append(helper.make_node("Add", ["x", "w_f32"], ["o_x"], name="use_x"))
 outputs.append(helper.make_tensor_value_info("o_x", TensorProto.FLOAT, [4]))
 save(helper.make_graph(nodes, "dtypes", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
                        outputs, inits), "dtypes.onnx", 13)
+
+# loop.onnx: a Loop of 3 iterations (constant trip count, a condition input)
+# carrying a value doubled and shifted each time, with a scan output.
+body = helper.make_graph(
+    [helper.make_node("Add", ["acc_in", "acc_in"], ["twice"], name="twice"),
+     helper.make_node("Cast", ["i"], ["i_f"], name="to_float", to=TensorProto.FLOAT),
+     helper.make_node("Add", ["twice", "i_f"], ["acc_out"], name="shift"),
+     helper.make_node("Identity", ["cond_in"], ["cond_out"], name="keep_going"),
+     helper.make_node("Neg", ["acc_out"], ["scan"], name="negate")],
+    "loop_body",
+    [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+     helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
+     helper.make_tensor_value_info("acc_in", TensorProto.FLOAT, [2])],
+    [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+     helper.make_tensor_value_info("acc_out", TensorProto.FLOAT, [2]),
+     helper.make_tensor_value_info("scan", TensorProto.FLOAT, [2])])
+trip = numpy_helper.from_array(np.array(3, dtype=np.int64), "trip")
+save(helper.make_graph(
+    [helper.make_node("Loop", ["trip", "go", "x"], ["final", "scans"], name="loop", body=body)],
+    "looped",
+    [helper.make_tensor_value_info("go", TensorProto.BOOL, []),
+     helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+    [helper.make_tensor_value_info("final", TensorProto.FLOAT, [2]),
+     helper.make_tensor_value_info("scans", TensorProto.FLOAT, [3, 2])],
+    [trip]), "loop.onnx", 13)
