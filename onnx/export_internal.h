@@ -48,10 +48,13 @@ private:
   // exporter.cpp: the walk over graphs.
   void reserveRootNames();
   void emitGraph(GraphId g, onnx::GraphProto *gp, const std::vector<std::string> &parentInputs);
-  void emitConst(GraphId g, NodeId id);
+  void emitConst(GraphId g, NodeId id, onnx::GraphProto *gp);
   void emitCall(GraphId g, NodeId id, onnx::GraphProto *gp);
   void emitIf(GraphId g, NodeId id, onnx::GraphProto *gp);
   void emitWhile(GraphId g, NodeId id, onnx::GraphProto *gp);
+  /// True when loop variable 0 of the While with body `bodyG` starts at
+  /// `initial` = 0 (i64) and the body writes it back as itself + 1.
+  bool isIterationCounter(GraphId bodyG, const std::string &initial) const;
   /// Makes `value` an output of subgraph `bp`: a value of the subgraph, each
   /// once (an outer value, a subgraph input or a repeated one goes through
   /// an Identity); returns the output's name.
@@ -85,7 +88,7 @@ public:
   // Shared helpers (both halves).
   /// `base` if unused in the model, else `base_1`, `base_2`...
   std::string fresh(const std::string &base);
-  std::string freshNodeName(const std::string &base);
+  std::string freshNodeName(const std::string &base, const onnx::GraphProto *gp);
   /// The name of a connected input ("" for an unconnected slot).
   std::string valueOf(GraphId g, const std::optional<OutPort> &p) const;
   /// The name for output port `p` of a node about to be written (the
@@ -104,7 +107,7 @@ private:
   ModuleTypes types_;
   onnx::ModelProto model_;
   std::set<std::string> usedValues_;
-  std::set<std::string> usedNodes_;
+  std::map<const onnx::GraphProto *, std::set<std::string>> usedNodes_;
   /// Per graph, the ONNX value name of each graphvet output port written.
   std::vector<std::map<OutPort, std::string>> names_;
   /// Output ports (of the root, or of an inlined call's body) whose value

@@ -18,12 +18,6 @@ namespace graphvet::onnxexport {
 
 namespace {
 
-/// Attributes graphvet keeps for itself (never ONNX attributes).
-bool isGraphvetAttribute(const std::string &key) {
-  return key.empty() || key[0] == '_' || key.find('.') != std::string::npos || key == "outputs" ||
-         key == "subgraphs" || key == "onnx_opset" || key == "layout";
-}
-
 bool isLayoutOp(const std::string &type) {
   static const std::set<std::string> ops = {"Conv",
                                             "ConvTranspose",
@@ -37,6 +31,13 @@ bool isLayoutOp(const std::string &type) {
                                             "DepthToSpace",
                                             "SpaceToDepth"};
   return ops.count(type) > 0;
+}
+
+/// Attributes graphvet keeps for itself (never ONNX attributes); `layout` is
+/// graphvet's on the layout ops (ONNX's LSTM has its own).
+bool isGraphvetAttribute(const std::string &type, const std::string &key) {
+  return key.empty() || key[0] == '_' || key.find('.') != std::string::npos || key == "outputs" ||
+         key == "subgraphs" || key == "onnx_opset" || (key == "layout" && isLayoutOp(type));
 }
 
 /// Reduce ops whose axes stayed an attribute until opset 18.
@@ -226,7 +227,7 @@ std::string Exporter::transposed(const std::string &value, const std::vector<int
     name = addInitializer(transposeTensor(*c, perm), value + permSuffix(perm));
   } else {
     name = fresh(value + permSuffix(perm));
-    NodeDraft t{"Transpose", freshNodeName(name), {value}, {name}, {}};
+    NodeDraft t{"Transpose", freshNodeName(name, gp), {value}, {name}, {}};
     AttrValue::List p;
     for (int64_t i : perm)
       p.push_back(AttrValue::ofInt(i));
@@ -264,11 +265,11 @@ void Exporter::emitOp(GraphId g, NodeId id, onnx::GraphProto *gp) {
 
   NodeDraft d;
   d.type = n.type;
-  d.name = freshNodeName(n.name);
+  d.name = freshNodeName(n.name, gp);
   for (const auto &in : n.inputs)
     d.inputs.push_back(valueOf(g, in));
   for (const auto &[key, value] : n.attrs)
-    if (!isGraphvetAttribute(key))
+    if (!isGraphvetAttribute(n.type, key))
       d.attrs[key] = value;
   // Outputs: used ones named; trailing unused ones dropped (an opset-9
   // BatchNormalization's training outputs), keeping the schema's minimum.
@@ -334,7 +335,7 @@ void Exporter::wrapLayout(GraphId g, const Node &n, NodeDraft &d, onnx::GraphPro
   std::string result = d.outputs[0];
   d.outputs[0] = fresh(result + "_nchw");
   writeDraft(d, gp);
-  NodeDraft back{"Transpose", freshNodeName(result + "_nhwc"), {d.outputs[0]}, {result}, {}};
+  NodeDraft back{"Transpose", freshNodeName(result + "_nhwc", gp), {d.outputs[0]}, {result}, {}};
   AttrValue::List p;
   for (int64_t i : toChannelsLast(rank))
     p.push_back(AttrValue::ofInt(i));
@@ -408,6 +409,13 @@ void Exporter::normalizeForm(GraphId g, const Node &n, NodeDraft &d, onnx::Graph
     setInput(1, addInitializer(i64Tensor(intsOf(*pads)), n.name + "_pads"));
     if (value)
       setInput(2, addInitializer(scalarOf(dt, *value), n.name + "_value"));
+  } else if (type == "Dropout" && opset >= 12 && d.attrs.count("ratio")) {
+    // Dropout-7..10: the ratio an attribute (no training mode: the
+    // identity on the data, as without training_mode since opset 12).
+    DType dt = dataType();
+    auto ratio = takeAttr("ratio");
+    d.inputs.resize(1);
+    setInput(1, addInitializer(scalarOf(isFloat(dt) ? dt : DType::F32, *ratio), n.name + "_ratio"));
   } else if (type == "Resize" && opset >= 11 && d.inputs.size() == 2) {
     // Resize-10 (X, scales): asymmetric coordinates; nearest rounds down
     // when upsampling (graphvet's kernel, onnxruntime's rule).
@@ -446,7 +454,7 @@ void Exporter::normalizeForm(GraphId g, const Node &n, NodeDraft &d, onnx::Graph
           (i < axis ? outer : inner) *= x->shape[static_cast<size_t>(i)];
         std::string flat = fresh(d.outputs[0] + "_2d");
         NodeDraft reshape{"Reshape",
-                          freshNodeName(flat),
+                          freshNodeName(flat, gp),
                           {d.inputs[0], addInitializer(i64Tensor({outer, inner}), flat + "_shape")},
                           {flat},
                           {}};
@@ -457,7 +465,7 @@ void Exporter::normalizeForm(GraphId g, const Node &n, NodeDraft &d, onnx::Graph
         d.outputs[0] = fresh(result + "_2d_out");
         writeDraft(d, gp);
         NodeDraft back{"Reshape",
-                       freshNodeName(result + "_nd"),
+                       freshNodeName(result + "_nd", gp),
                        {d.outputs[0], addInitializer(i64Tensor(x->shape), result + "_shape")},
                        {result},
                        {}};

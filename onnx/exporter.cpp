@@ -93,12 +93,15 @@ std::string Exporter::fresh(const std::string &base) {
   return name;
 }
 
-std::string Exporter::freshNodeName(const std::string &base) {
+std::string Exporter::freshNodeName(const std::string &base, const onnx::GraphProto *gp) {
+  // Unique per ONNX graph, as graphvet's names are per graph: the
+  // importer names its nodes after them.
+  std::set<std::string> &used = usedNodes_[gp];
   std::string b = base.empty() ? "node" : base;
   std::string name = b;
-  for (int k = 1; usedNodes_.count(name); ++k)
+  for (int k = 1; used.count(name); ++k)
     name = fmt::format("{}_{}", b, k);
-  usedNodes_.insert(name);
+  used.insert(name);
   return name;
 }
 
@@ -177,6 +180,8 @@ void Exporter::reserveOutput(GraphId g, OutPort p, const std::string &name) {
   switch (opKind(n)) {
   case OpKind::Ordinary:
   case OpKind::If:
+  case OpKind::While:
+  case OpKind::Weight:
     reserved_[{g, p}] = name;
     return;
   case OpKind::Copy:
@@ -228,7 +233,7 @@ void Exporter::emitGraph(GraphId g, onnx::GraphProto *gp,
         break;
       }
       case OpKind::Weight:
-        emitConst(g, id);
+        emitConst(g, id, gp);
         break;
       case OpKind::NetOutput:
         break; // read by the holder (resultsOf) or writeOutputs
@@ -269,14 +274,35 @@ void Exporter::emitGraph(GraphId g, onnx::GraphProto *gp,
   }
 }
 
-void Exporter::emitConst(GraphId g, NodeId id) {
+void Exporter::emitConst(GraphId g, NodeId id, onnx::GraphProto *gp) {
   const Node &n = m_.graph(g).node(id);
   const AttrValue *v = n.attr("value");
   if (!v || !v->isTensor())
     refuse("a Const without a value");
   if (v->asTensor().anyUndef())
     refuse("its value has indeterminate elements, which ONNX cannot hold");
-  names_[g][OutPort{id, 0}] = addInitializer(v->asTensor(), n.name);
+  // A root initializer, except in an If or Loop subgraph and where a
+  // NetOutput returns the constant itself: there a Constant node, so that
+  // the graph returns a value of its own (in GE's memory model a returned
+  // weight is the weight's buffer; an Identity's copy would be another).
+  bool returned = false;
+  for (const InPort &c : m_.graph(g).consumers(OutPort{id, 0}))
+    returned = returned || opKind(m_.graph(g).node(c.node)) == OpKind::NetOutput;
+  if (gp == model_.mutable_graph() && !returned) {
+    names_[g][OutPort{id, 0}] = addInitializer(v->asTensor(), n.name);
+    return;
+  }
+  std::string name = outputName(g, OutPort{id, 0});
+  onnx::NodeProto *c = gp->add_node();
+  c->set_op_type("Constant");
+  c->set_name(freshNodeName(n.name, gp));
+  c->add_output(name);
+  onnx::AttributeProto *a = c->add_attribute();
+  a->set_name("value");
+  a->set_type(onnx::AttributeProto::TENSOR);
+  *a->mutable_t() = protoOf(v->asTensor(), "");
+  constants_.emplace(name, v->asTensor());
+  ++summary_.nodes;
 }
 
 std::vector<std::string> Exporter::resultsOf(GraphId g, size_t holderOutputs) {
@@ -327,7 +353,7 @@ void Exporter::emitIf(GraphId g, NodeId id, onnx::GraphProto *gp) {
     inputs.push_back(valueOf(g, in));
   onnx::NodeProto node;
   node.set_op_type("If");
-  node.set_name(freshNodeName(n.name));
+  node.set_name(freshNodeName(n.name, gp));
   node.add_input(inputs[0]);
   const char *attrNames[2] = {"then_branch", "else_branch"};
   for (int b = 0; b < 2; ++b) {
@@ -365,7 +391,7 @@ std::string Exporter::subgraphResult(onnx::GraphProto *bp, const std::string &va
   if (!produced || returned.count(r)) {
     onnx::NodeProto *idn = bp->add_node();
     idn->set_op_type("Identity");
-    idn->set_name(freshNodeName(value + "_result"));
+    idn->set_name(freshNodeName(value + "_result", bp));
     idn->add_input(value);
     r = fresh(value + "_result");
     idn->add_output(r);
@@ -377,6 +403,40 @@ std::string Exporter::subgraphResult(onnx::GraphProto *bp, const std::string &va
   if (type)
     setValueType(vi, *type);
   return r;
+}
+
+bool Exporter::isIterationCounter(GraphId bodyG, const std::string &initial) const {
+  const Tensor *start = constantOf(initial);
+  if (!start || start->dtype() != DType::I64 || !start->shape().empty() || start->getInt(0) != 0)
+    return false;
+  const Graph &body = m_.graph(bodyG);
+  auto isParentData = [&](const std::optional<OutPort> &p) {
+    return p && opKind(body.node(p->node)) == OpKind::DataSource &&
+           body.node(p->node).intAttr("_parent_node_index") == 0;
+  };
+  auto isOne = [&](const std::optional<OutPort> &p) {
+    if (!p || opKind(body.node(p->node)) != OpKind::Weight)
+      return false;
+    const AttrValue *v = body.node(p->node).attr("value");
+    return v && v->isTensor() && v->asTensor().dtype() == DType::I64 &&
+           v->asTensor().shape().empty() && v->asTensor().getInt(0) == 1;
+  };
+  for (NodeId id : body.liveNodes()) {
+    const Node &out = body.node(id);
+    if (opKind(out) != OpKind::NetOutput)
+      continue;
+    for (size_t k = 0; k < out.inputs.size(); ++k) {
+      if (out.intAttr(Node::portKey(false, static_cast<uint32_t>(k), "_parent_node_index"))
+                  .value_or(static_cast<int64_t>(k)) != 0 ||
+          !out.inputs[k])
+        continue;
+      const Node &add = body.node(out.inputs[k]->node);
+      return add.type == "Add" && add.inputs.size() == 2 &&
+             ((isParentData(add.inputs[0]) && isOne(add.inputs[1])) ||
+              (isOne(add.inputs[0]) && isParentData(add.inputs[1])));
+    }
+  }
+  return false;
 }
 
 void Exporter::emitWhile(GraphId g, NodeId id, onnx::GraphProto *gp) {
@@ -418,7 +478,7 @@ void Exporter::emitWhile(GraphId g, NodeId id, onnx::GraphProto *gp) {
 
   onnx::NodeProto node;
   node.set_op_type("Loop");
-  node.set_name(freshNodeName(n.name));
+  node.set_name(freshNodeName(n.name, gp));
   node.add_input(m);
   node.add_input(first);
   for (const std::string &v : initial)
@@ -435,12 +495,19 @@ void Exporter::emitWhile(GraphId g, NodeId id, onnx::GraphProto *gp) {
     setValueType(vi, t);
     return name;
   };
-  addInput(n.name + "_iteration", TensorType{DType::I64, {}});
+  std::string iteration = addInput(n.name + "_iteration", TensorType{DType::I64, {}});
   addInput(n.name + "_cond", TensorType{DType::Bool, {}});
   std::vector<std::string> current;
   for (size_t k = 0; k < vars; ++k)
     current.push_back(addInput(fmt::format("{}_var{}", n.name, k), *types[k]));
-  emitGraph(bodyG, bp, current);
+  // The importer's iteration counter (variable 0, from 0, the body adding
+  // 1) equals ONNX's iteration number in every iteration: the body reads
+  // the Loop's own, which a re-import follows iteration by iteration (a
+  // Slice whose starts come from the counter).
+  std::vector<std::string> bodyInputs = current;
+  if (vars > 0 && isIterationCounter(bodyG, initial[0]))
+    bodyInputs[0] = iteration;
+  emitGraph(bodyG, bp, bodyInputs);
   std::vector<std::string> next = resultsOf(bodyG, vars);
   for (size_t k = 0; k < vars; ++k)
     if (next[k].empty()) // not written back: unchanged
@@ -474,7 +541,7 @@ void Exporter::writeOutputs() {
       if (v != name) {
         onnx::NodeProto *idn = gp->add_node();
         idn->set_op_type("Identity");
-        idn->set_name(freshNodeName(name));
+        idn->set_name(freshNodeName(name, gp));
         idn->add_input(v);
         idn->add_output(name);
         ++summary_.nodes;
