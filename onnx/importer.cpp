@@ -400,6 +400,16 @@ void collectTypes(Context &ctx, const onnx::GraphProto &g) {
     for (const auto &vi : *list)
       if (vi.has_type() && !ctx.valueTypes.count(vi.name()))
         ctx.valueTypes[vi.name()] = vi.type();
+  // Initializers outside graph.input (IR >= 4) have no value_info: their
+  // type is their own (a Loop's initial value may be one).
+  for (const auto &t : g.initializer())
+    if (!ctx.valueTypes.count(t.name())) {
+      auto *tt = ctx.valueTypes[t.name()].mutable_tensor_type();
+      tt->set_elem_type(t.data_type());
+      auto *shape = tt->mutable_shape();
+      for (int64_t d : t.dims())
+        shape->add_dim()->set_dim_value(d);
+    }
   for (const auto &n : g.node())
     for (const onnx::GraphProto *sub : subgraphsOf(n))
       collectTypes(ctx, *sub);

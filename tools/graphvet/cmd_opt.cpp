@@ -241,13 +241,17 @@ ChunkOutcome runChunk(const OptOptions &opts, const PipelineOptions &pipeline,
 }
 
 /// An ONNX model: imported in memory, optimized, written with its weights
-/// in a sidecar (-o), or printed when it has no large weights.
+/// in a sidecar (-o), or printed when it has no large weights. Also any
+/// input written as an ONNX model (-o OUT.onnx: exported).
 int runOnnx(const OptOptions &opts, const PipelineOptions &pipeline) {
   if (opts.splitInputFile) {
-    std::cerr << "graphvet opt: error: --split-input-file applies to .graph files only\n";
+    std::cerr
+        << "graphvet opt: error: --split-input-file applies to .graph files written as .graph "
+           "(not to a .onnx model or -o OUT.onnx)\n";
     return kExitBadInput;
   }
-  auto m = loadModuleFile(opts.file, opts.onnx, "opt", std::cerr);
+  std::vector<std::string> outputs; // the model's output names, kept by an export
+  auto m = loadModuleFile(opts.file, opts.onnx, "opt", std::cerr, nullptr, &outputs);
   if (!m)
     return kExitBadInput;
   ChunkOutcome c = optimize(opts, pipeline, *m, opts.file);
@@ -256,6 +260,10 @@ int runOnnx(const OptOptions &opts, const PipelineOptions &pipeline) {
   if (opts.json) {
     std::cout << c.json;
     std::cout.flush();
+  }
+  if (isOnnxFile(opts.output)) {
+    int status = exportModule(*m, opts.output, opts.file, outputs, 17, std::cerr);
+    return std::max(status, c.status);
   }
   if (!opts.output.empty() && opts.output != "-") {
     if (std::string error; !writeModuleFile(*m, opts.output, error, kInlineLimitBytes)) {
@@ -285,7 +293,7 @@ int runOpt(const OptOptions &opts) {
     }
     return runExploreOrders(opts.file, opts.onnx, pipeline, opts.explore, opts.json);
   }
-  if (isOnnxFile(opts.file) || opts.onnx.any())
+  if (isOnnxFile(opts.file) || opts.onnx.any() || isOnnxFile(opts.output))
     return runOnnx(opts, pipeline);
 
   auto text = readInput(opts.file, std::cerr);
@@ -357,7 +365,9 @@ void registerOpt(CLI::App &app, CommandContext &ctx) {
   addOnnxOptions(sub, opts->onnx);
   sub->add_flag("--verify-each,!--no-verify", opts->verifyEach,
                 "run the structural verifier after every pass (default: on)");
-  sub->add_option("-o,--output", opts->output, "write the optimized graph here (default: stdout)");
+  sub->add_option("-o,--output", opts->output,
+                  "write the optimized graph here (default: stdout); a path ending in .onnx "
+                  "writes an ONNX model (as graphvet export does)");
   sub->add_flag("--remarks", opts->remarks,
                 "explain every decision on stderr (FILE:LINE:COL: remark: ... [pass:rule])");
   sub->add_flag("--stats", opts->stats, "print decision counts (stderr, or stdout with --json)");

@@ -189,10 +189,11 @@ bool isOnnxFile(const std::string &path);
 /// shape inference, the options above): every import error is printed as
 /// "PATH: error: ..." to `err`. ONNX options given for a `.graph` file are an
 /// error. `inputs`, when given, receives the imported model's inputs (empty
-/// for a `.graph` file).
+/// for a `.graph` file); `outputs`, the model's graph output names.
 std::optional<Module> loadModuleFile(const std::string &path, const OnnxCmdOptions &onnx,
                                      std::string_view command, std::ostream &err,
-                                     std::vector<onnximport::ImportedInput> *inputs = nullptr);
+                                     std::vector<onnximport::ImportedInput> *inputs = nullptr,
+                                     std::vector<std::string> *outputs = nullptr);
 
 /// Tensors larger than this go to a sidecar weights file (graph-format.md
 /// v2's `file(...)`) when a command writes a module from an ONNX model.
@@ -214,6 +215,16 @@ void registerMissed(CLI::App &app, CommandContext &ctx);
 void registerImport(CLI::App &app, CommandContext &ctx);
 void registerProve(CLI::App &app, CommandContext &ctx);
 void registerCost(CLI::App &app, CommandContext &ctx);
+void registerExport(CLI::App &app, CommandContext &ctx);
+
+/// Writes `m` as the ONNX model `path` (`graphvet export`, and `graphvet opt
+/// -o OUT.onnx`): the graph outputs named `outputNames` (an imported model's,
+/// or empty), ONNX's checker run on the result. Every error is printed as
+/// "SHOWN: error: ..." to `err`; returns kExitOk or kExitBadInput. `summary`,
+/// when given, receives the `--json` summary.
+int exportModule(const Module &m, const std::string &path, const std::string &shownName,
+                 const std::vector<std::string> &outputNames, int64_t opset, std::ostream &err,
+                 nlohmann::ordered_json *summary = nullptr);
 
 /// `graphvet opt --explore-orders`: the options it adds to opt and its run.
 struct ExploreCmdOptions {

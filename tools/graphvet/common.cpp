@@ -126,7 +126,8 @@ bool isOnnxFile(const std::string &path) {
 
 std::optional<Module> loadModuleFile(const std::string &path, const OnnxCmdOptions &onnx,
                                      std::string_view command, std::ostream &err,
-                                     std::vector<onnximport::ImportedInput> *inputs) {
+                                     std::vector<onnximport::ImportedInput> *inputs,
+                                     std::vector<std::string> *outputs) {
   if (!isOnnxFile(path)) {
     if (onnx.any()) {
       err << "graphvet " << command
@@ -145,6 +146,8 @@ std::optional<Module> loadModuleFile(const std::string &path, const OnnxCmdOptio
     return std::nullopt;
   if (inputs)
     *inputs = r.inputs;
+  if (outputs)
+    *outputs = r.outputs;
   return std::move(r.module);
 }
 

@@ -23,6 +23,7 @@ int main(int argc, char **argv) {
   registerImport(app, ctx);
   registerProve(app, ctx);
   registerCost(app, ctx);
+  registerExport(app, ctx);
   try {
     app.parse(argc, argv);
   } catch (const CommandLineError &e) {
