@@ -115,12 +115,12 @@ bool isFloat(DType t) {
 double smallestNormal(DType t) {
   switch (t) {
   case DType::F16:
-    return std::ldexp(1.0, -14);
+    return 0x1p-14;
   case DType::BF16:
   case DType::F32:
-    return std::ldexp(1.0, -126);
+    return 0x1p-126;
   case DType::F64:
-    return std::ldexp(1.0, -1022);
+    return 0x1p-1022;
   default:
     return 0;
   }

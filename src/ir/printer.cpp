@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -62,6 +63,27 @@ std::string quote(const std::string &s) {
   return out;
 }
 
+/// A 64-bit digest of `bytes`, eight bytes at a time (a multiply-xorshift
+/// mix per word, then the length): fast on megabytes of weights; equal
+/// bytes give equal digests, different ones almost never do.
+uint64_t bytesDigest(std::span<const uint8_t> bytes) {
+  auto mix = [](uint64_t h, uint64_t w) {
+    h ^= w * 0x9e3779b97f4a7c15ull;
+    h = (h ^ (h >> 29)) * 0xbf58476d1ce4e5b9ull;
+    return h ^ (h >> 32);
+  };
+  uint64_t h = 0x6a09e667f3bcc909ull;
+  size_t i = 0;
+  for (; i + 8 <= bytes.size(); i += 8) {
+    uint64_t w;
+    std::memcpy(&w, bytes.data() + i, 8);
+    h = mix(h, w);
+  }
+  uint64_t tail = 0;
+  std::memcpy(&tail, bytes.data() + i, bytes.size() - i);
+  return mix(mix(h, tail), bytes.size());
+}
+
 /// Where tensors above the inline limit go while printing one module.
 struct SidecarWriter {
   const PrintOptions &opts;
@@ -87,8 +109,13 @@ void printValue(const AttrValue &v, std::string &out, SidecarWriter &sw) {
     out += formatFloatAttr(v.asFloat());
   else if (v.isTensor()) {
     const Tensor &t = v.asTensor();
-    if (sw.opts.sidecar && t.bytes().size() > sw.opts.inlineLimitBytes)
+    // A sidecar holds bytes only: a tensor with indeterminate elements stays
+    // inline, where `?` keeps them.
+    const bool large = t.bytes().size() > sw.opts.inlineLimitBytes && !t.anyUndef();
+    if (large && sw.opts.sidecar)
       out += sw.fileRef(t);
+    else if (large && sw.opts.digestLargeTensors)
+      out += fmt::format("{} digest({:016x})", t.type().str(), bytesDigest(t.bytes()));
     else
       out += formatTensorLiteral(t);
   } else {

@@ -22,6 +22,10 @@ struct PrintOptions {
   std::vector<uint8_t> *sidecar = nullptr;
   std::string sidecarName;
   uint64_t inlineLimitBytes = 1024;
+  /// Without a sidecar: print a tensor of more than `inlineLimitBytes` as
+  /// `digest(HEX)`, a 64-bit digest of its bytes (not parseable). For
+  /// comparing two modules cheaply (the pass pipeline's fixpoint test).
+  bool digestLargeTensors = false;
 };
 
 std::string printModule(const Module &m, const PrintOptions &opts = {});

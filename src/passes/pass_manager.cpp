@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <set>
 #include <tuple>
 
@@ -525,7 +526,29 @@ NumericContract pipelineContract(const PipelineOptions &opts) {
   return NumericContract::Exact;
 }
 
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+/// What the fixpoint test compares: the printed module with every tensor
+/// above the inline limit as a 64-bit digest of its bytes, so that a round's
+/// comparison neither formats nor copies megabytes of weights. A digest
+/// collision could only end the iteration a round early (every round is
+/// sound on its own).
+std::string fixpointKey(const Module &m) {
+  PrintOptions po;
+  po.digestLargeTensors = true;
+  return printModule(m, po);
+}
+
+} // namespace
+
 PipelineResult runPipeline(Module &m, const PipelineOptions &opts) {
+  const Clock::time_point start = Clock::now();
   PipelineResult result;
   std::vector<const PassInfo *> pipeline = assemblePipeline(opts, result.diagnostics);
   if (!result.diagnostics.empty()) {
@@ -538,7 +561,9 @@ PipelineResult runPipeline(Module &m, const PipelineOptions &opts) {
                       std::map<std::string, PassStats> &stats) {
     PassContext ctx{opts, remarks, result.warnings};
     for (const PassInfo *p : pipeline) {
+      const Clock::time_point passStart = Clock::now();
       PassStats ps = p->run(target, ctx);
+      result.passSeconds[std::string(p->name)] += secondsSince(passStart);
       // A pass that cannot run as asked (legalize without a known target) reports an
       // error-severity diagnostic: the pipeline stops as for an unknown pass name.
       if (hasErrors(result.warnings)) {
@@ -555,7 +580,9 @@ PipelineResult runPipeline(Module &m, const PipelineOptions &opts) {
         stats[std::string(p->name)].counters[key] += value;
       if (!opts.verifyEach)
         continue;
+      const Clock::time_point verifyStart = Clock::now();
       Diagnostics errors = verifyModule(target);
+      result.verifySeconds += secondsSince(verifyStart);
       if (hasErrors(errors)) {
         result.ok = false;
         result.failedPass = std::string(p->name);
@@ -568,29 +595,36 @@ PipelineResult runPipeline(Module &m, const PipelineOptions &opts) {
     return true;
   };
   result.iterations = 1;
-  if (!runRound(m, result.remarks, result.stats) || opts.passes)
+  if (!runRound(m, result.remarks, result.stats) || opts.passes) {
+    result.totalSeconds = secondsSince(start);
     return result;
+  }
   // A level pipeline: another round while the last one changed the module.
-  // Each further round runs on a copy and is kept only if it changed
-  // something, so the confirming round adds no repeated remarks or counts.
+  // A further round runs in place (a round that changes nothing leaves a
+  // module that prints the same, so no copy is needed); its remarks and
+  // counts are kept only if it changed something, so the confirming round
+  // adds no repeated remarks or counts.
   const unsigned bound = std::max(1u, opts.maxIterations);
-  std::string before = printModule(m);
+  Clock::time_point keyStart = Clock::now();
+  auto before = fixpointKey(m);
+  result.fixpointSeconds += secondsSince(keyStart);
   result.reachedFixpoint = false;
   while (result.iterations < bound) {
-    Module next = m;
     std::vector<Remark> remarks;
     std::map<std::string, PassStats> stats;
     ++result.iterations;
-    if (!runRound(next, remarks, stats)) {
-      m = std::move(next);
+    if (!runRound(m, remarks, stats)) {
+      result.totalSeconds = secondsSince(start);
       return result;
     }
-    std::string after = printModule(next);
-    if (after == before) {
+    keyStart = Clock::now();
+    auto after = fixpointKey(m);
+    const bool same = after == before;
+    result.fixpointSeconds += secondsSince(keyStart);
+    if (same) {
       result.reachedFixpoint = true;
       break;
     }
-    m = std::move(next);
     before = std::move(after);
     // A decision repeated in a later round (a copy kept again) is reported once.
     std::set<std::tuple<std::string, std::string, std::string, std::string, std::string>> seen;
@@ -608,6 +642,7 @@ PipelineResult runPipeline(Module &m, const PipelineOptions &opts) {
   std::erase_if(result.warnings, [&](const Diagnostic &w) {
     return !seenWarnings.insert({w.loc.line, w.loc.col, w.message}).second;
   });
+  result.totalSeconds = secondsSince(start);
   if (result.reachedFixpoint)
     return result;
   Diagnostic d;

@@ -46,6 +46,11 @@ struct PipelineResult {
   /// The last round changed nothing (always true for an explicit list,
   /// which runs once); false when PipelineOptions::maxIterations stopped it.
   bool reachedFixpoint = true;
+  /// Wall time (steady clock) of each pass, summed over every round that ran
+  /// (the confirming round included), of the verifier runs, of the fixpoint
+  /// comparisons, and of the whole pipeline (`graphvet opt --time-passes`).
+  std::map<std::string, double> passSeconds;
+  double verifySeconds = 0, fixpointSeconds = 0, totalSeconds = 0;
 };
 
 /// What a pass gets besides the module.

@@ -17,6 +17,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <filesystem>
+#include <ostream>
 
 namespace graphvet::onnxexport {
 namespace {
@@ -282,6 +283,11 @@ struct RealModel {
   std::map<std::string, Shape> shapes;
   std::map<std::string, std::string> freeze;
 };
+
+/// How GoogleTest names a parameter (ctest shows it): the model's file.
+void PrintTo(const RealModel &m, std::ostream *os) {
+  *os << m.file;
+}
 
 class ExporterRealModels : public ::testing::TestWithParam<RealModel> {};
 

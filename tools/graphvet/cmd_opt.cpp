@@ -9,6 +9,7 @@
 #include "passes/pass_manager.h"
 #include "tools/graphvet/commands.h"
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -32,6 +33,7 @@ struct OptOptions {
   std::string output;
   bool remarks = false;
   bool stats = false;
+  bool timePasses = false;
   bool json = false;
   bool splitInputFile = false;
   OnnxCmdOptions onnx;
@@ -162,6 +164,34 @@ std::string statsText(const PipelineResult &result, const std::map<std::string, 
   return out;
 }
 
+/// --time-passes: the passes slowest first, then the verifier, the fixpoint
+/// test and the total, in milliseconds with each one's share.
+std::string timingText(const PipelineResult &result) {
+  std::vector<std::pair<std::string, double>> rows(result.passSeconds.begin(),
+                                                   result.passSeconds.end());
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const auto &a, const auto &b) { return a.second > b.second; });
+  rows.emplace_back("(verifier)", result.verifySeconds);
+  rows.emplace_back("(fixpoint test)", result.fixpointSeconds);
+  const double total = result.totalSeconds > 0 ? result.totalSeconds : 1e-12;
+  std::string out = fmt::format("pass timing ({} round(s)):\n", result.iterations);
+  for (const auto &[name, seconds] : rows)
+    out += fmt::format("  {:<24} {:>10.3f} ms {:>6.1f}%\n", name, 1e3 * seconds,
+                       100 * seconds / total);
+  out += fmt::format("  {:<24} {:>10.3f} ms\n", "total", 1e3 * result.totalSeconds);
+  return out;
+}
+
+nlohmann::ordered_json timingJson(const PipelineResult &result) {
+  nlohmann::ordered_json passes = nlohmann::ordered_json::object();
+  for (const auto &[name, seconds] : result.passSeconds)
+    passes[name] = seconds;
+  return {{"total_seconds", result.totalSeconds},
+          {"passes_seconds", std::move(passes)},
+          {"verify_seconds", result.verifySeconds},
+          {"fixpoint_seconds", result.fixpointSeconds}};
+}
+
 nlohmann::ordered_json opsJson(const std::map<std::string, int64_t> &before,
                                const std::map<std::string, int64_t> &after) {
   nlohmann::ordered_json j = nlohmann::ordered_json::object();
@@ -200,8 +230,12 @@ ChunkOutcome optimize(const OptOptions &opts, const PipelineOptions &pipeline, M
   }
   if (opts.stats && !opts.json)
     std::cerr << statsText(result, opsBefore, opsAfter);
+  if (opts.timePasses && !opts.json)
+    std::cerr << timingText(result);
   if (opts.json) {
     nlohmann::ordered_json j = pipelineStatsJson(result);
+    if (opts.timePasses)
+      j["time"] = timingJson(result);
     if (opts.stats) {
       j["nodes"] = {{"before", total(opsBefore)}, {"after", total(opsAfter)}};
       j["ops"] = opsJson(opsBefore, opsAfter);
@@ -371,6 +405,9 @@ void registerOpt(CLI::App &app, CommandContext &ctx) {
   sub->add_flag("--remarks", opts->remarks,
                 "explain every decision on stderr (FILE:LINE:COL: remark: ... [pass:rule])");
   sub->add_flag("--stats", opts->stats, "print decision counts (stderr, or stdout with --json)");
+  sub->add_flag("--time-passes", opts->timePasses,
+                "print each pass's wall time summed over the rounds, the verifier's, the fixpoint "
+                "test's and the pipeline's (stderr, or stdout with --json)");
   sub->add_flag("--json", opts->json,
                 "machine-readable report on stdout: the counts (and remarks with --remarks); "
                 "the graph then only goes to -o");

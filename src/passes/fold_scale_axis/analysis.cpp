@@ -97,7 +97,7 @@ std::optional<Refusal> store(Tensor &out, int64_t i, double a, double s, double 
   if (!std::isfinite(a) || !std::isfinite(shift))
     return std::nullopt; // a non-finite weight stays what it was scaled by
   if (!std::isfinite(rounded) ||
-      (exact != 0 && std::fabs(exact) < smallestNormal(out.dtype()) && rounded != exact))
+      (rounded != exact && exact != 0 && std::fabs(exact) < smallestNormal(out.dtype())))
     return Refusal{"range", fmt::format("a folded constant ({:g} * {:g} + {:g}) leaves the normal "
                                         "range of {}",
                                         a, s, shift, dtypeName(out.dtype()))};
