@@ -6,6 +6,7 @@
 // a float attribute gets the schema's kind). Ops written in an older opset's
 // form (the importer reads both) are rewritten into the target's, and an
 // `layout = "NHWC"` op is written in its NCHW form between Transposes.
+#include "ir/layout_ops.h"
 #include "ir/op_library.h"
 #include "onnx/export_internal.h"
 #include "onnx/tensor_io.h"
@@ -18,26 +19,12 @@ namespace graphvet::onnxexport {
 
 namespace {
 
-bool isLayoutOp(const std::string &type) {
-  static const std::set<std::string> ops = {"Conv",
-                                            "ConvTranspose",
-                                            "MaxPool",
-                                            "AveragePool",
-                                            "GlobalAveragePool",
-                                            "GlobalMaxPool",
-                                            "BatchNormalization",
-                                            "InstanceNormalization",
-                                            "Resize",
-                                            "DepthToSpace",
-                                            "SpaceToDepth"};
-  return ops.count(type) > 0;
-}
-
 /// Attributes graphvet keeps for itself (never ONNX attributes); `layout` is
 /// graphvet's on the layout ops (ONNX's LSTM has its own).
 bool isGraphvetAttribute(const std::string &type, const std::string &key) {
   return key.empty() || key[0] == '_' || key.find('.') != std::string::npos || key == "outputs" ||
-         key == "subgraphs" || key == "onnx_opset" || (key == "layout" && isLayoutOp(type));
+         key == "subgraphs" || key == "onnx_opset" ||
+         (key == "layout" && isLayoutSensitiveOp(type));
 }
 
 /// Reduce ops whose axes stayed an attribute until opset 18.
@@ -312,7 +299,7 @@ void Exporter::emitOp(GraphId g, NodeId id, onnx::GraphProto *gp) {
 }
 
 void Exporter::wrapLayout(GraphId g, const Node &n, NodeDraft &d, onnx::GraphProto *gp) {
-  if (!isLayoutOp(n.type))
+  if (!isLayoutSensitiveOp(n.type))
     refuse("a layout attribute on an op without a layout");
   const TensorType *x = n.inputs.empty() || !n.inputs[0] ? nullptr : typeOf(g, *n.inputs[0]);
   if (!x || x->rank() < 3)

@@ -106,6 +106,33 @@ std::vector<int64_t> spatial(const Shape &s) {
 /// input element.
 using TapFn = std::function<void(const std::vector<int64_t> &, std::vector<int64_t> &)>;
 
+/// The index arithmetic both convolution loops share: logical strides of X,
+/// W and Y, Y's spatial strides, each kernel tap's offset in W, and the
+/// channel counts (N batch, Cg input channels per group, Mg output channels
+/// per group, M in all, K taps; with no input channel there is no term, W is
+/// empty and K = 0: only the bias remains).
+struct ConvGeometry {
+  std::vector<int64_t> xst, wst, yst, ysp, woff;
+  int64_t N, Cg, Mg, M, K;
+
+  ConvGeometry(const KernelContext &ctx, bool transpose, const std::vector<int64_t> &kernel) {
+    const Layout L = layoutOf(ctx.node);
+    const Shape xs = logicalShape(L, ctx.in(0).shape()), ws = logicalShape(L, ctx.in(1).shape());
+    xst = logicalStrides(L, ctx.in(0).shape());
+    wst = logicalStrides(L, ctx.in(1).shape());
+    yst = logicalStrides(L, ctx.out(0).shape());
+    ysp.assign(yst.begin() + 2, yst.end());
+    const int64_t group = attrInt(ctx.node, "group", 1);
+    N = xs[0];
+    Cg = xs[1] / group;
+    Mg = transpose ? ws[1] : ws[0] / group;
+    M = Mg * group;
+    K = Cg > 0 ? product(kernel) : 0;
+    if (Cg > 0)
+      woff = positionOffsets(kernel, std::vector<int64_t>(wst.begin() + 2, wst.end()));
+  }
+};
+
 /// Bounds of the tap table convolveByPlane keeps: one int32 input offset per
 /// (kernel tap, output position).
 constexpr int64_t kMaxTapTable = int64_t{1} << 24;
@@ -141,26 +168,15 @@ template <class A> void storeAcc(Tensor &y, int64_t yi, A acc) {
 template <class A>
 bool convolveByPlane(KernelContext &ctx, bool transpose, const std::vector<int64_t> &outSpatial,
                      const std::vector<int64_t> &kernel, const TapFn &tapsAt) {
-  const Node &n = ctx.node;
-  Layout L = layoutOf(n);
   const Tensor &x = ctx.in(0), &w = ctx.in(1);
   const Tensor *b = ctx.has(2) ? &ctx.in(2) : nullptr;
   Tensor &y = ctx.out(0);
-  Shape xs = logicalShape(L, x.shape()), ws = logicalShape(L, w.shape());
-  std::vector<int64_t> xst = logicalStrides(L, x.shape()), wst = logicalStrides(L, w.shape()),
-                       yst = logicalStrides(L, y.shape());
-  int64_t group = attrInt(n, "group", 1);
-  int64_t N = xs[0], C = xs[1], Cg = C / group;
-  int64_t Mg = transpose ? ws[1] : ws[0] / group, M = Mg * group;
-  int64_t K = Cg > 0 ? product(kernel) : 0;
+  const ConvGeometry geo(ctx, transpose, kernel);
+  const auto &[xst, wst, yst, ysp, woff, N, Cg, Mg, M, K] = geo;
   int64_t P = product(outSpatial);
   if (x.size() > std::numeric_limits<int32_t>::max() || K > kMaxTapTable ||
       (K > 0 && P > kMaxTapTable / K))
     return false;
-  std::vector<int64_t> woff =
-      Cg > 0 ? positionOffsets(kernel, std::vector<int64_t>(wst.begin() + 2, wst.end()))
-             : std::vector<int64_t>();
-  std::vector<int64_t> ysp(yst.begin() + 2, yst.end());
 
   // The tap table (tap-major), each position's output offset, and whether
   // any tap of a position reads an input element (ConvTranspose skips the
@@ -234,8 +250,6 @@ bool convolveByPlane(KernelContext &ctx, bool transpose, const std::vector<int64
 template <class A>
 void convolve(KernelContext &ctx, bool transpose, const std::vector<int64_t> &outSpatial,
               const std::vector<int64_t> &kernel, const TapFn &tapsAt) {
-  const Node &n = ctx.node;
-  Layout L = layoutOf(n);
   const Tensor &x = ctx.in(0), &w = ctx.in(1);
   const Tensor *b = ctx.has(2) ? &ctx.in(2) : nullptr;
   Tensor &y = ctx.out(0);
@@ -245,19 +259,8 @@ void convolve(KernelContext &ctx, bool transpose, const std::vector<int64_t> &ou
   if (!track && !ctx.referenceLoops &&
       convolveByPlane<A>(ctx, transpose, outSpatial, kernel, tapsAt))
     return;
-  Shape xs = logicalShape(L, x.shape()), ws = logicalShape(L, w.shape());
-  std::vector<int64_t> xst = logicalStrides(L, x.shape()), wst = logicalStrides(L, w.shape()),
-                       yst = logicalStrides(L, y.shape());
-  int64_t group = attrInt(n, "group", 1);
-  int64_t N = xs[0], C = xs[1], Cg = C / group;
-  int64_t Mg = transpose ? ws[1] : ws[0] / group, M = Mg * group;
-  // With no input channel there is no term (W is empty, so its kernel size
-  // may be anything): only the bias remains.
-  int64_t K = Cg > 0 ? product(kernel) : 0;
-  std::vector<int64_t> woff =
-      Cg > 0 ? positionOffsets(kernel, std::vector<int64_t>(wst.begin() + 2, wst.end()))
-             : std::vector<int64_t>();
-  std::vector<int64_t> ysp(yst.begin() + 2, yst.end());
+  const ConvGeometry geo(ctx, transpose, kernel);
+  const auto &[xst, wst, yst, ysp, woff, N, Cg, Mg, M, K] = geo;
 
   std::vector<A> xv = loadAs<A>(x), wv = loadAs<A>(w);
   std::vector<A> bv = b ? loadAs<A>(*b) : std::vector<A>();

@@ -114,21 +114,6 @@ AttrValue intListAttr(const std::vector<int64_t> &v) {
   return AttrValue::ofList(std::move(l));
 }
 
-bool isLayoutSensitive(const std::string &type) {
-  static const std::set<std::string> kSensitive = {"Conv",
-                                                   "ConvTranspose",
-                                                   "MaxPool",
-                                                   "AveragePool",
-                                                   "GlobalAveragePool",
-                                                   "GlobalMaxPool",
-                                                   "BatchNormalization",
-                                                   "InstanceNormalization",
-                                                   "Resize",
-                                                   "DepthToSpace",
-                                                   "SpaceToDepth"};
-  return kSensitive.count(type) != 0;
-}
-
 std::optional<Refusal> structuralRefusal(const Node &n) {
   if (!n.subgraphs.empty())
     return Refusal{"subgraph", "it holds a subgraph"};

@@ -48,8 +48,6 @@ struct Refusal {
   std::string why;
 };
 
-/// tensor-semantics.md §5's list.
-bool isLayoutSensitive(const std::string &type);
 /// A refusal shared by conversion and propagation: control edges are fine,
 /// but memory attributes (ports described beyond dtype and shape) and
 /// subgraphs are not touched.

@@ -8,6 +8,7 @@
 // remaining Transposes appear. Unused Transposes and constants go last.
 #include "passes/convert_layout.h"
 
+#include "ir/layout_ops.h"
 #include "ir/types.h"
 #include "passes/convert_layout/internal.h"
 
@@ -76,7 +77,7 @@ private:
     std::set<NodeId> convert;
     for (NodeId id : *order) {
       const Node &n = g.node(id);
-      if (!convert_layout::isLayoutSensitive(n.type))
+      if (!isLayoutSensitiveOp(n.type))
         continue;
       const std::string *layout = n.stringAttr("layout");
       if ((layout ? *layout : std::string("NCHW")) == targetName())
