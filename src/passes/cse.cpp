@@ -270,6 +270,9 @@ private:
     if (!order)
       return;
     std::unordered_map<size_t, std::vector<NodeId>> table;
+    // The naive baseline keeps every entry in one list: equal nodes hash
+    // alike, so the first equal entry of the list is the bucket's first.
+    std::vector<NodeId> everything;
     std::vector<NodeFacts> facts(g.capacity());
     // Positions in the original order. Merges only add edges that agree
     // with it (uses move to an earlier node, control edges are checked), so
@@ -285,7 +288,7 @@ private:
         continue;
       ++stats_.candidates;
       const Node &n = g.node(id);
-      std::vector<NodeId> &bucket = table[hashNode(n)];
+      std::vector<NodeId> &bucket = options_.naive ? everything : table[hashNode(n)];
       NodeId equal = kNoNode;
       for (NodeId other : bucket)
         if (sameComputation(g.node(other), n)) {
