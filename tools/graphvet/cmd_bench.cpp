@@ -4,6 +4,7 @@
 // pipeline on the numeric model graph (props/pipeline_bench.h), or with
 // --oracle the harness's checks per second on default-size generated graphs.
 // Exit 1 when --compare finds the two variants deciding differently.
+#include "ir/printer.h"
 #include "props/perf_harness.h"
 #include "props/pipeline_bench.h"
 #include "tools/graphvet/commands.h"
@@ -14,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -33,7 +35,8 @@ struct BenchOptions {
   bool oracle = false;
   uint64_t cases = 500;
   bool z3 = false;
-  std::string pipeline; ///< --pipeline: "O1".."O3" or a comma-separated pass list
+  std::string pipeline;  ///< --pipeline: "O1".."O3" or a comma-separated pass list
+  std::string emitModel; ///< --emit-model FILE: write the numeric model graph and stop
 };
 
 /// x rounded to `digits` decimals, for readable JSON.
@@ -158,6 +161,15 @@ int runPipelineBench(const BenchOptions &o) {
   props::PipelineBenchOptions po;
   po.model.nodes = o.nodes;
   po.model.seed = o.seed;
+  if (!o.emitModel.empty()) {
+    std::ofstream out(o.emitModel);
+    out << printModule(props::buildNumericModelGraph(po.model));
+    if (!out) {
+      std::fprintf(stderr, "%s: error: cannot write the model\n", o.emitModel.c_str());
+      return kExitBadInput;
+    }
+    return kExitOk;
+  }
   po.repeat = o.repeat;
   po.compare = o.compare;
   po.naiveBudgetSeconds = o.naiveBudget;
@@ -331,10 +343,13 @@ void registerBench(CLI::App &app, CommandContext &ctx) {
       "pass list; per pass time (median of --repeat), peak memory and nodes before/after, then "
       "the whole pipeline; with --compare the naive variants of cse, dce and fuse-ops too");
   pipeline->excludes(naive);
+  cmd->add_option("--emit-model", opts->emitModel,
+                  "Write the numeric model graph of --nodes/--seed to FILE (the input --pipeline "
+                  "measures, to run other commands on) and stop");
   cmd->callback([opts, &ctx] {
-    ctx.status = opts->oracle              ? runOracleBench(*opts)
-                 : !opts->pipeline.empty() ? runPipelineBench(*opts)
-                                           : runPassBench(*opts);
+    ctx.status = opts->oracle                                          ? runOracleBench(*opts)
+                 : !opts->pipeline.empty() || !opts->emitModel.empty() ? runPipelineBench(*opts)
+                                                                       : runPassBench(*opts);
   });
 }
 

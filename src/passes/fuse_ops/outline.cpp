@@ -28,18 +28,42 @@ std::string lowerType(const std::string &type) {
 
 /// `base`, or `base_1`, `base_2`... the first `taken` refuses (bounded by
 /// the number of names in use, which `taken` can refuse at most).
-template <typename F> std::string uniqueName(const std::string &base, size_t bound, F taken) {
+template <typename F>
+std::string uniqueName(const std::string &base, size_t bound, F taken, size_t &lowestFree) {
   if (!taken(base))
     return base;
-  for (size_t k = 1; k <= bound + 1; ++k) {
+  for (size_t k = std::max<size_t>(lowestFree, 1); k <= bound + 1; ++k) {
     std::string s = base + "_" + std::to_string(k);
-    if (!taken(s))
+    if (!taken(s)) {
+      lowestFree = k; // every smaller suffix is taken
       return s;
+    }
   }
   return base + "_" + std::to_string(bound + 2);
 }
 
 } // namespace
+
+GroupNames::GroupNames(const Module &m) {
+  for (GraphId gid = 0; gid < m.numGraphs(); ++gid)
+    if (m.graph(gid).alive)
+      graphs.insert(m.graph(gid).name);
+}
+
+void GroupNames::freed(const std::string &name) {
+  size_t us = name.rfind('_');
+  if (us == std::string::npos || us + 1 == name.size())
+    return;
+  size_t k = 0;
+  for (size_t i = us + 1; i < name.size(); ++i) {
+    if (!std::isdigit(static_cast<unsigned char>(name[i])) || k > SIZE_MAX / 20)
+      return;
+    k = k * 10 + static_cast<size_t>(name[i] - '0');
+  }
+  auto it = lowestFree.find(name.substr(0, us));
+  if (it != lowestFree.end())
+    it->second = std::min(it->second, k);
+}
 
 bool copiedIntoGroup(const Graph &g, NodeId producer) {
   const Node &p = g.node(producer);
@@ -173,7 +197,8 @@ bool exportsViewOfInput(const Graph &g, const std::vector<NodeId> &members) {
   return false;
 }
 
-Outlined outlineGroup(Module &m, GraphId gid, const std::vector<NodeId> &members) {
+Outlined outlineGroup(Module &m, GraphId gid, const std::vector<NodeId> &members,
+                      GroupNames &names) {
   Outlined result;
   std::vector<char> in = memberMask(m.graph(gid), members);
   // What the group reads from outside (call inputs, or constants copied in)
@@ -225,15 +250,17 @@ Outlined outlineGroup(Module &m, GraphId gid, const std::vector<NodeId> &members
           exports.push_back(OutPort{id, k});
       }
     }
-    result.name =
-        uniqueName(groupName(g, members), m.numGraphs() + g.capacity(), [&](const std::string &s) {
-          return m.findGraph(s) != kNoGraph || g.find(s) != kNoNode;
-        });
+    std::string base = groupName(g, members);
+    result.name = uniqueName(
+        base, m.numGraphs() + g.capacity(),
+        [&](const std::string &s) { return names.graphs.count(s) || g.find(s) != kNoNode; },
+        names.lowestFree[base]);
   }
 
   // The subgraph (adding a graph may move the module's graphs: look the
   // parent up again afterwards).
   GraphId sid = m.addGraph(result.name);
+  names.graphs.insert(result.name);
   Graph &sub = m.graph(sid);
   const Graph &g = m.graph(gid);
   std::set<std::string> used;
@@ -242,8 +269,9 @@ Outlined outlineGroup(Module &m, GraphId gid, const std::vector<NodeId> &members
   for (NodeId id : copies)
     used.insert(g.node(id).name);
   auto fresh = [&](const std::string &base) {
-    std::string s =
-        uniqueName(base, used.size(), [&](const std::string &t) { return used.count(t) != 0; });
+    size_t fromOne = 1; // a group's few inner names: no hint kept
+    std::string s = uniqueName(
+        base, used.size(), [&](const std::string &t) { return used.count(t) != 0; }, fromOne);
     used.insert(s);
     return s;
   };
@@ -297,16 +325,20 @@ Outlined outlineGroup(Module &m, GraphId gid, const std::vector<NodeId> &members
       if (!in[c.node])
         pg.setInput(c, OutPort{call, static_cast<uint32_t>(j)});
   }
-  for (size_t i = members.size(); i-- > 0;)
+  for (size_t i = members.size(); i-- > 0;) {
+    names.freed(pg.node(members[i]).name);
     pg.removeNode(members[i]);
+  }
   // An original nothing reads any more goes (readers before producers).
   for (size_t i = copies.size(); i-- > 0;) {
     const Node &c = pg.node(copies[i]);
     bool read = false;
     for (uint32_t k = 0; k < c.numOutputs; ++k)
       read = read || !pg.consumers(OutPort{copies[i], k}).empty();
-    if (!read)
+    if (!read) {
+      names.freed(c.name);
       pg.removeNode(copies[i]);
+    }
   }
   result.call = call;
   result.inputs = args.size();
