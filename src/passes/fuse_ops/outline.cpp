@@ -8,15 +8,27 @@
 #include <cctype>
 #include <map>
 #include <set>
+#include <unordered_set>
 
 namespace graphvet::fuse_ops {
 namespace {
 
-std::vector<char> memberMask(const Graph &g, const std::vector<NodeId> &members) {
-  std::vector<char> in(g.capacity(), 0);
-  for (NodeId id : members)
-    in[id] = 1;
-  return in;
+/// Membership in one group: its ids sorted (a group holds at most
+/// max_fuse_depth ops). A mask the size of the graph per group, as before,
+/// made the pass quadratic: several per group, each zero-filled.
+class MemberSet {
+public:
+  explicit MemberSet(const std::vector<NodeId> &members) : ids_(members) {
+    std::sort(ids_.begin(), ids_.end());
+  }
+  bool operator[](NodeId id) const { return std::binary_search(ids_.begin(), ids_.end(), id); }
+
+private:
+  std::vector<NodeId> ids_;
+};
+
+MemberSet memberMask(const Graph &, const std::vector<NodeId> &members) {
+  return MemberSet(members);
 }
 
 std::string lowerType(const std::string &type) {
@@ -73,19 +85,17 @@ bool copiedIntoGroup(const Graph &g, NodeId producer) {
 
 bool isConvex(const Graph &g, const std::vector<NodeId> &members,
               const std::vector<size_t> &topoIndex) {
-  std::vector<char> in = memberMask(g, members);
+  MemberSet in = memberMask(g, members);
   size_t last = 0;
   for (NodeId id : members)
     last = std::max(last, topoIndex[id]);
   // Walk forward from every outside successor of a member; a node after the
   // last member (topologically) cannot lead back into the group.
-  std::vector<char> seen(g.capacity(), 0);
+  std::unordered_set<NodeId> seen; // the walk stays between the group's ops
   std::vector<NodeId> stack;
   auto push = [&](NodeId v) {
-    if (!in[v] && !seen[v] && topoIndex[v] < last) {
-      seen[v] = 1;
+    if (!in[v] && topoIndex[v] < last && seen.insert(v).second)
       stack.push_back(v);
-    }
   };
   for (NodeId id : members) {
     const Node &n = g.node(id);
@@ -148,7 +158,7 @@ static std::set<NodeId> aliasedProducers(const Graph &g, const std::vector<NodeI
 }
 
 size_t countArgs(const Graph &g, const std::vector<NodeId> &members) {
-  std::vector<char> in = memberMask(g, members);
+  MemberSet in = memberMask(g, members);
   std::set<NodeId> aliased = aliasedProducers(g, members);
   std::set<OutPort> args;
   for (NodeId id : members)
@@ -159,7 +169,7 @@ size_t countArgs(const Graph &g, const std::vector<NodeId> &members) {
 }
 
 bool hasOutsideUse(const Graph &g, const std::vector<NodeId> &members) {
-  std::vector<char> in = memberMask(g, members);
+  MemberSet in = memberMask(g, members);
   for (NodeId id : members) {
     const Node &n = g.node(id);
     for (uint32_t k = 0; k < n.numOutputs; ++k)
@@ -171,7 +181,7 @@ bool hasOutsideUse(const Graph &g, const std::vector<NodeId> &members) {
 }
 
 bool exportsViewOfInput(const Graph &g, const std::vector<NodeId> &members) {
-  std::vector<char> in = memberMask(g, members);
+  MemberSet in = memberMask(g, members);
   for (NodeId id : members) {
     const Node &n = g.node(id);
     for (uint32_t k = 0; k < n.numOutputs; ++k) {
@@ -200,7 +210,7 @@ bool exportsViewOfInput(const Graph &g, const std::vector<NodeId> &members) {
 Outlined outlineGroup(Module &m, GraphId gid, const std::vector<NodeId> &members,
                       GroupNames &names) {
   Outlined result;
-  std::vector<char> in = memberMask(m.graph(gid), members);
+  MemberSet in = memberMask(m.graph(gid), members);
   // What the group reads from outside (call inputs, or constants copied in)
   // and what it hands back (one output per value used outside), in the
   // order the members read and define them.
