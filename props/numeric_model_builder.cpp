@@ -1,6 +1,6 @@
 // The numeric model builder (see numeric_model_builder.h). The stream between
 // blocks is always f32[1, 4, 4, 4]: a CNN block works on it as NCHW, a
-// transformer block reshapes it to [1, 4, 16] (tokens x features) and back.
+// transformer block reshapes it to [1, 8, 8] (tokens x features) and back.
 // Weights are multiples of 1/16 in [-0.5, 0.5] (exact in f16), scales and
 // variances positive, so that values stay small through many blocks and the
 // planted patterns do what the counts say (a lossless cast round trip is
@@ -170,27 +170,27 @@ OutPort NumericBuilder::cnnBlock(OutPort h) {
 
 OutPort NumericBuilder::transformerBlock(OutPort h) {
   ++info_.transformerBlocks;
-  // Shape arithmetic: [1, 4, 4, 4] -> Shape -> Gather [0, 1] -> Concat [-1]
-  // gives the Reshape's target [1, 4, -1].
+  // Shape arithmetic: [1, 4, 4, 4] -> Shape -> Gather [0] -> Concat [8, -1]
+  // gives the Reshape's target [1, 8, -1].
   OutPort shape = op("shape", "Shape", {h});
-  OutPort idx = constInts("shape_idx", {0, 1});
+  OutPort idx = constInts("shape_idx", {0});
   OutPort dims = op("shape_dims", "Gather", {shape, idx}, {{"axis", AttrValue::ofInt(0)}});
-  OutPort rest = constInts("shape_rest", {-1});
+  OutPort rest = constInts("shape_rest", {8, -1});
   OutPort target = op("shape_target", "Concat", {dims, rest}, {{"axis", AttrValue::ofInt(0)}});
   ++info_.shapeArithmetic;
   // A shape computed at run time needs the result's type spelled out.
   OutPort x = op("tokens", "Reshape", {h, target},
-                 {{"out0.dtype", AttrValue::ofIdent("f32")}, {"out0.shape", ints({1, 4, 16})}});
+                 {{"out0.dtype", AttrValue::ofIdent("f32")}, {"out0.shape", ints({1, 8, 8})}});
   // Attention: a layer norm, Q/K/V on one input (parallel MatMuls), K^T.
-  OutPort lnS = constant("ln1_s", DType::F32, {16}, 8, 24);
-  OutPort lnB = constant("ln1_b", DType::F32, {16}, -4, 4);
+  OutPort lnS = constant("ln1_s", DType::F32, {8}, 8, 24);
+  OutPort lnB = constant("ln1_b", DType::F32, {8}, -4, 4);
   OutPort ln = op("ln1", "LayerNormalization", {x, lnS, lnB});
   ++info_.layerNorms;
-  OutPort wq = constant("wq", DType::F32, {16, 16}, -4, 4);
+  OutPort wq = constant("wq", DType::F32, {8, 8}, -4, 4);
   OutPort q = op("q", "MatMul", {ln, wq});
-  OutPort wk = constant("wk", DType::F32, {16, 16}, -4, 4);
+  OutPort wk = constant("wk", DType::F32, {8, 8}, -4, 4);
   OutPort k = op("k", "MatMul", {ln, wk});
-  OutPort wv = constant("wv", DType::F32, {16, 16}, -4, 4);
+  OutPort wv = constant("wv", DType::F32, {8, 8}, -4, 4);
   OutPort v = op("v", "MatMul", {ln, wv});
   ++info_.parallelMatMulGroups;
   OutPort kt = op("kt", "Transpose", {k}, {{"perm", ints({0, 2, 1})}});
@@ -200,24 +200,24 @@ OutPort NumericBuilder::transformerBlock(OutPort h) {
   OutPort scaled = op("scores_scaled", "Div", {scores, four});
   OutPort probs = op("probs", "Softmax", {scaled}, {{"axis", AttrValue::ofInt(-1)}});
   OutPort attn = op("attn", "MatMul", {probs, v});
-  OutPort wo = constant("wo", DType::F32, {16, 16}, -4, 4);
+  OutPort wo = constant("wo", DType::F32, {8, 8}, -4, 4);
   OutPort proj = op("proj", "MatMul", {attn, wo});
   OutPort r = op("attn_res", "Add", {proj, x});
   deadBranch(ln);
   // MLP: MatMul, bias Add, Relu (a fusable chain on the MatMul), MatMul, bias.
-  OutPort ln2S = constant("ln2_s", DType::F32, {16}, 8, 24);
-  OutPort ln2B = constant("ln2_b", DType::F32, {16}, -4, 4);
+  OutPort ln2S = constant("ln2_s", DType::F32, {8}, 8, 24);
+  OutPort ln2B = constant("ln2_b", DType::F32, {8}, -4, 4);
   OutPort ln2 = op("ln2", "LayerNormalization", {r, ln2S, ln2B});
   ++info_.layerNorms;
-  OutPort w1 = constant("mlp_w1", DType::F32, {16, 16}, -4, 4);
+  OutPort w1 = constant("mlp_w1", DType::F32, {8, 8}, -4, 4);
   OutPort up = op("mlp_up", "MatMul", {ln2, w1});
-  OutPort b1 = constant("mlp_b1", DType::F32, {16}, -4, 4);
+  OutPort b1 = constant("mlp_b1", DType::F32, {8}, -4, 4);
   OutPort upB = op("mlp_up_b", "Add", {up, b1});
   OutPort act = op("mlp_act", "Relu", {upB});
   ++info_.fusableChains;
-  OutPort w2 = constant("mlp_w2", DType::F32, {16, 16}, -4, 4);
+  OutPort w2 = constant("mlp_w2", DType::F32, {8, 8}, -4, 4);
   OutPort down = op("mlp_down", "MatMul", {act, w2});
-  OutPort b2 = constant("mlp_b2", DType::F32, {16}, -4, 4);
+  OutPort b2 = constant("mlp_b2", DType::F32, {8}, -4, 4);
   OutPort downB = op("mlp_down_b", "Add", {down, b2});
   OutPort y = duplicateSwish(downB, r);
   OutPort back = constInts("back_shape", {1, 4, 4, 4});

@@ -66,7 +66,14 @@ struct PipelineBenchResult {
   double pipelineCpuMs = 0;
   unsigned rounds = 0;
   size_t nodesBefore = 0, nodesAfter = 0;
-  double peakRssMb = 0;    ///< the process's peak RSS (building included)
+  /// The process's peak RSS over the whole run (building included); the
+  /// peak counter is reset before each measured span, so this is the largest
+  /// of the spans' peaks and the build's.
+  double peakRssMb = 0;
+  /// RSS before the whole pipeline (the model built), and the high-water
+  /// mark during it over that.
+  double rssBeforePipelineMb = 0;
+  double pipelinePeakDeltaMb = -1;
   double loadAverage = -1; ///< /proc/loadavg, 1 minute, at the start
   /// compare: every finished naive run produced the same printed module.
   bool allSame = true;

@@ -230,6 +230,10 @@ int runPipelineBench(const BenchOptions &o) {
     j["nodes_before"] = r.nodesBefore;
     j["nodes_after"] = r.nodesAfter;
     j["peak_rss_mb"] = round2(r.peakRssMb);
+    j["rss_before_pipeline_mb"] = round2(r.rssBeforePipelineMb);
+    j["pipeline_peak_delta_mb"] = r.pipelinePeakDeltaMb < 0
+                                      ? nlohmann::ordered_json(nullptr)
+                                      : nlohmann::ordered_json(round2(r.pipelinePeakDeltaMb));
     j["load_average"] = r.loadAverage;
     if (o.compare)
       j["same_results"] = r.allSame;
@@ -258,8 +262,10 @@ int runPipelineBench(const BenchOptions &o) {
     std::printf("passes, one round: %.1f ms; slowest %s (%.0f%%)\n", r.passesTotalMs,
                 slowest ? slowest->pass.c_str() : "-", share * 100);
     std::printf("whole pipeline (as graphvet opt, no verifier): %.1f ms (%.1f ms CPU), %u "
-                "round(s), %zu -> %zu nodes; peak RSS %.1f MiB\n",
-                r.pipelineMs, r.pipelineCpuMs, r.rounds, r.nodesBefore, r.nodesAfter, r.peakRssMb);
+                "round(s), %zu -> %zu nodes; %.1f MiB before it, +%.1f MiB peak during it; "
+                "process peak RSS %.1f MiB\n",
+                r.pipelineMs, r.pipelineCpuMs, r.rounds, r.nodesBefore, r.nodesAfter,
+                r.rssBeforePipelineMb, std::max(r.pipelinePeakDeltaMb, 0.0), r.peakRssMb);
     if (o.compare)
       std::printf("naive variants: %s\n", r.allSame ? "identical results" : "RESULTS DIFFER");
   }
