@@ -318,8 +318,9 @@ int runOracleBench(const BenchOptions &o) {
 void registerBench(CLI::App &app, CommandContext &ctx) {
   auto opts = std::make_shared<BenchOptions>();
   CLI::App *cmd = app.add_subcommand(
-      "bench", "Measure TensorMoveDeletePass on a model-like graph (or, with --oracle, the "
-               "harness's checks per second)");
+      "bench",
+      "Measure TensorMoveDeletePass on a model-like graph (with --pipeline, every pass of a "
+      "pipeline on a numeric model graph; with --oracle, the harness's checks per second)");
   addIntOption(cmd, "--nodes", opts->nodes, 1, 100000000, "Nodes of the model-like graph");
   addIntOption(cmd, "--seed", opts->seed, 0, kMaxSeed,
                "Seed of the model (with --oracle: of the first case)");
@@ -351,7 +352,8 @@ void registerBench(CLI::App &app, CommandContext &ctx) {
   pipeline->excludes(naive);
   cmd->add_option("--emit-model", opts->emitModel,
                   "Write the numeric model graph of --nodes/--seed to FILE (the input --pipeline "
-                  "measures, to run other commands on) and stop");
+                  "measures, to run other commands on) and stop")
+      ->option_text("FILE");
   cmd->callback([opts, &ctx] {
     ctx.status = opts->oracle                                          ? runOracleBench(*opts)
                  : !opts->pipeline.empty() || !opts->emitModel.empty() ? runPipelineBench(*opts)
