@@ -9,13 +9,17 @@
 #include "passes/cse.h"
 
 #include "ir/op_library.h"
+#include "ir/tensor.h"
 #include "passes/buffer_analysis.h"
 
 #include <algorithm>
+#include <bit>
 #include <functional>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 namespace graphvet {
@@ -36,14 +40,39 @@ struct NodeFacts {
   bool continuousUse = false;
 };
 
+/// A hash of an attribute value consistent with AttrValue's operator==
+/// (floats by bits, tensors by type and bytes). Without it every `Const`
+/// (no inputs, one attribute `value`) would land in one bucket, and the
+/// lookup of each constant would compare it with every constant before it.
+size_t hashAttr(const AttrValue &v) {
+  if (v.isInt())
+    return std::hash<int64_t>{}(v.asInt());
+  if (v.isBool())
+    return v.asBool() ? 0x51ED27u : 0x2545F4u;
+  if (const std::string *text = v.text())
+    return std::hash<std::string>{}(*text);
+  if (v.isFloat())
+    return std::hash<uint64_t>{}(std::bit_cast<uint64_t>(v.asFloat()));
+  if (v.isTensor()) {
+    const Tensor &t = v.asTensor();
+    std::span<const uint8_t> bytes = t.bytes();
+    size_t h = std::hash<std::string_view>{}(
+        std::string_view(reinterpret_cast<const char *>(bytes.data()), bytes.size()));
+    return h ^ (static_cast<size_t>(t.dtype()) << 1) ^ (t.shape().size() << 9);
+  }
+  return v.isList() ? v.asList().size() : 0;
+}
+
 size_t hashNode(const Node &n) {
   size_t h = std::hash<std::string>{}(n.type);
   auto mix = [&](size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
   mix(n.numOutputs);
   for (const std::optional<OutPort> &in : n.inputs)
     mix(in ? (size_t{in->node} << 20) ^ in->index : size_t{0x5bd1e995});
-  for (const auto &[key, value] : n.attrs)
+  for (const auto &[key, value] : n.attrs) {
     mix(std::hash<std::string>{}(key));
+    mix(hashAttr(value));
+  }
   return h;
 }
 
@@ -270,6 +299,9 @@ private:
     if (!order)
       return;
     std::unordered_map<size_t, std::vector<NodeId>> table;
+    // The naive baseline keeps every entry in one list: equal nodes hash
+    // alike, so the first equal entry of the list is the bucket's first.
+    std::vector<NodeId> everything;
     std::vector<NodeFacts> facts(g.capacity());
     // Positions in the original order. Merges only add edges that agree
     // with it (uses move to an earlier node, control edges are checked), so
@@ -285,7 +317,7 @@ private:
         continue;
       ++stats_.candidates;
       const Node &n = g.node(id);
-      std::vector<NodeId> &bucket = table[hashNode(n)];
+      std::vector<NodeId> &bucket = options_.naive ? everything : table[hashNode(n)];
       NodeId equal = kNoNode;
       for (NodeId other : bucket)
         if (sameComputation(g.node(other), n)) {

@@ -24,6 +24,10 @@ struct CseOptions {
   size_t analysisBudget = size_t{1} << 16;
   /// Merge `Const` nodes whose values are equal bit for bit (default true).
   bool mergeConstants = true;
+  /// Benchmark baseline (`graphvet bench --compare`): look each candidate up
+  /// by comparing it with every earlier table entry instead of hashing, so
+  /// the pass costs O(candidates^2). Same merges, same order, same result.
+  bool naive = false;
 };
 
 struct CseStats {

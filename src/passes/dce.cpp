@@ -71,6 +71,8 @@ public:
     // and inputs never removes an effect, so these stay true.
     for (auto it = order.rbegin(); it != order.rend(); ++it)
       effectful_[*it] = graphHasEffect(*it) ? 1 : 0;
+    if (options_.naive && !order.empty())
+      removeDeadIteratively(order.front());
     if (!order.empty())
       sweep(order.front());
     return stats_;
@@ -183,6 +185,26 @@ private:
       }
       passOrderOn(g, id, pending);
       removeDead(gid, id);
+    }
+  }
+
+  /// The naive baseline: scans of graph `gid` in id order, each removing
+  /// the nodes the sweep would remove that hold no subgraph and owe no
+  /// order (nothing is pending before the sweep), until a scan removes
+  /// nothing. A node is dead only once its consumers are gone, so a chain
+  /// of k dead nodes takes k scans.
+  void removeDeadIteratively(GraphId gid) {
+    Graph &g = m_.graph(gid);
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (NodeId id : g.liveNodes()) {
+        const Node &n = g.node(id);
+        if (hasConsumer(n) || !n.ctrlOut.empty() || structural(n) || !n.subgraphs.empty() ||
+            effectOf(n))
+          continue;
+        removeDead(gid, id);
+        changed = true;
+      }
     }
   }
 

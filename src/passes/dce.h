@@ -24,6 +24,12 @@ struct DceOptions {
   /// Explain, with a remark, every node kept only because of an effect
   /// (default true); removals are always explained.
   bool remarkKeptEffects = true;
+  /// Benchmark baseline (`graphvet bench --compare`): before the sweep,
+  /// remove the root graph's plain dead nodes the textbook way, by scanning
+  /// it in id order again and again until a scan removes nothing (a dead
+  /// chain of length k takes k scans). Same nodes removed, same result; the
+  /// remarks come in another order.
+  bool naive = false;
 };
 
 struct DceStats {

@@ -31,6 +31,12 @@ struct FuseOpsOptions {
   /// Most distinct values a group may read from outside (constants copied
   /// into the group do not count); TVM's max_function_args, default 256.
   int64_t maxArgs = 256;
+  /// Benchmark baseline (`graphvet bench --compare`): find each node's
+  /// immediate post-dominator and the pattern of its link by reachability
+  /// searches (for each node reachable from it, in topological order, a
+  /// search that avoids it) instead of the post-dominator tree's least
+  /// common ancestors. O(nodes x reachable nodes x edges); same groups.
+  bool naive = false;
 };
 
 struct FuseOpsStats {

@@ -30,7 +30,9 @@ namespace graphvet {
 namespace {
 
 PassStats runDcePass(Module &m, PassContext &ctx) {
-  DceStats s = runDce(m, DceOptions{}, &ctx.remarks);
+  DceOptions options;
+  options.naive = ctx.options.naiveVariants;
+  DceStats s = runDce(m, options, &ctx.remarks);
   PassStats stats;
   stats.counters["nodes_before"] = s.nodesBefore;
   stats.counters["removed"] = s.removed;
@@ -122,7 +124,9 @@ PassStats runFoldConstantPass(Module &m, PassContext &ctx) {
 }
 
 PassStats runCsePass(Module &m, PassContext &ctx) {
-  CseStats s = runCse(m, CseOptions{}, &ctx.remarks);
+  CseOptions options;
+  options.naive = ctx.options.naiveVariants;
+  CseStats s = runCse(m, options, &ctx.remarks);
   PassStats stats;
   stats.counters["candidates"] = s.candidates;
   stats.counters["merged"] = s.merged;
@@ -189,6 +193,7 @@ PassStats runFoldScaleAxisPass(Module &m, PassContext &ctx) {
 
 PassStats runFuseOpsPass(Module &m, PassContext &ctx) {
   FuseOpsOptions options;
+  options.naive = ctx.options.naiveVariants;
   auto readLimit = [&](std::string_view key, int64_t &value) {
     auto it = m.options.find(std::string(key));
     if (it == m.options.end())

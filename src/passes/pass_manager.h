@@ -30,6 +30,10 @@ struct PipelineOptions {
   /// changes the module (midend-passes.md), at most this many rounds; an
   /// explicit --passes list runs once.
   unsigned maxIterations = 4;
+  /// Benchmark baseline (`graphvet bench --compare`): the passes that have a
+  /// naive variant (cse, dce, fuse-ops: the `naive` field of their options)
+  /// run it. Same results, slower; never set by the optimizing commands.
+  bool naiveVariants = false;
 };
 
 struct PipelineResult {

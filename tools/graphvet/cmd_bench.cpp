@@ -1,9 +1,12 @@
 // graphvet bench: measures TensorMoveDeletePass on a model-like graph of N
 // nodes (time, peak memory, and with --compare the naive variant side by side
-// and whether both decide alike), or with --oracle the harness's checks per
-// second on default-size generated graphs. Exit 1 when --compare finds the
-// two variants deciding differently.
+// and whether both decide alike), with --pipeline O3|LIST every pass of a
+// pipeline on the numeric model graph (props/pipeline_bench.h), or with
+// --oracle the harness's checks per second on default-size generated graphs.
+// Exit 1 when --compare finds the two variants deciding differently.
+#include "ir/printer.h"
 #include "props/perf_harness.h"
+#include "props/pipeline_bench.h"
 #include "tools/graphvet/commands.h"
 
 #include <fmt/format.h>
@@ -12,8 +15,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace graphvet::cli {
@@ -30,6 +35,8 @@ struct BenchOptions {
   bool oracle = false;
   uint64_t cases = 500;
   bool z3 = false;
+  std::string pipeline;  ///< --pipeline: "O1".."O3" or a comma-separated pass list
+  std::string emitModel; ///< --emit-model FILE: write the numeric model graph and stop
 };
 
 /// x rounded to `digits` decimals, for readable JSON.
@@ -128,6 +135,143 @@ int runPassBench(const BenchOptions &o) {
   return r.sameDecisions && !*r.sameDecisions ? kExitViolation : kExitOk;
 }
 
+/// "O3" -> level 3; "cse,dce" -> the list; anything else is a bad input.
+std::optional<std::string> parsePipeline(const std::string &text, props::PipelineBenchOptions &po) {
+  if (text.size() == 2 && (text[0] == 'O' || text[0] == 'o') && text[1] >= '0' && text[1] <= '3') {
+    po.optLevel = static_cast<unsigned>(text[1] - '0');
+    return std::nullopt;
+  }
+  std::vector<std::string> names;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = text.find(',', start);
+    if (comma == std::string::npos)
+      comma = text.size();
+    std::string name = text.substr(start, comma - start);
+    if (name.empty())
+      return fmt::format("--pipeline \"{}\": an empty pass name", text);
+    names.push_back(std::move(name));
+    start = comma + 1;
+  }
+  po.passes = std::move(names);
+  return std::nullopt;
+}
+
+int runPipelineBench(const BenchOptions &o) {
+  props::PipelineBenchOptions po;
+  po.model.nodes = o.nodes;
+  po.model.seed = o.seed;
+  if (!o.emitModel.empty()) {
+    std::ofstream out(o.emitModel);
+    out << printModule(props::buildNumericModelGraph(po.model));
+    if (!out) {
+      std::fprintf(stderr, "%s: error: cannot write the model\n", o.emitModel.c_str());
+      return kExitBadInput;
+    }
+    return kExitOk;
+  }
+  po.repeat = o.repeat;
+  po.compare = o.compare;
+  po.naiveBudgetSeconds = o.naiveBudget;
+  if (std::optional<std::string> error = parsePipeline(o.pipeline, po)) {
+    std::fprintf(stderr, "error: %s\n", error->c_str());
+    return kExitBadInput;
+  }
+  props::PipelineBenchResult r = props::benchPipeline(po);
+  if (!r.ok) {
+    std::fprintf(stderr, "error: %s\n", r.error.c_str());
+    return kExitBadInput;
+  }
+  const props::PassBenchRow *slowest = nullptr;
+  for (const props::PassBenchRow &row : r.passes)
+    if (!slowest || row.ms > slowest->ms)
+      slowest = &row;
+  double share = slowest && r.passesTotalMs > 0 ? slowest->ms / r.passesTotalMs : 0;
+  auto ratio = [](const props::PassBenchRow &row) {
+    return row.ms > 0 ? row.naiveMs / row.ms : 0.0;
+  };
+  if (o.json) {
+    nlohmann::ordered_json j;
+    j["pipeline"] = r.pipelineName;
+    j["nodes"] = r.model.nodes;
+    j["seed"] = o.seed;
+    j["repeats"] = o.repeat;
+    j["build_ms"] = round2(r.buildMs);
+    j["model"] = {{"cnn_blocks", r.model.cnnBlocks},
+                  {"transformer_blocks", r.model.transformerBlocks},
+                  {"predicted_nodes_after_cleanup", r.model.predictedNodesAfterCleanup()}};
+    nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+    for (const props::PassBenchRow &row : r.passes) {
+      nlohmann::ordered_json p;
+      p["pass"] = row.pass;
+      p["ms"] = round2(row.ms);
+      p["ms_min"] = round2(row.msMin);
+      p["cpu_ms"] = round2(row.cpuMs);
+      p["peak_delta_mb"] = row.peakDeltaMb < 0 ? nlohmann::ordered_json(nullptr)
+                                               : nlohmann::ordered_json(round2(row.peakDeltaMb));
+      p["nodes_before"] = row.nodesBefore;
+      p["nodes_after"] = row.nodesAfter;
+      if (row.naiveRun) {
+        p["naive_ms"] = row.naiveFinished ? nlohmann::ordered_json(round2(row.naiveMs)) : nullptr;
+        if (!row.naiveFinished)
+          p["naive_over_budget_s"] = o.naiveBudget;
+        p["ratio"] = row.naiveFinished ? nlohmann::ordered_json(round2(ratio(row))) : nullptr;
+        p["same_result"] = row.sameResult ? nlohmann::ordered_json(*row.sameResult) : nullptr;
+      }
+      rows.push_back(std::move(p));
+    }
+    j["passes"] = std::move(rows);
+    j["passes_total_ms"] = round2(r.passesTotalMs);
+    j["slowest_pass"] = slowest ? slowest->pass : "";
+    j["slowest_share"] = roundTo(share, 3);
+    j["pipeline_ms"] = round2(r.pipelineMs);
+    j["pipeline_cpu_ms"] = round2(r.pipelineCpuMs);
+    j["rounds"] = r.rounds;
+    j["nodes_before"] = r.nodesBefore;
+    j["nodes_after"] = r.nodesAfter;
+    j["peak_rss_mb"] = round2(r.peakRssMb);
+    j["rss_before_pipeline_mb"] = round2(r.rssBeforePipelineMb);
+    j["pipeline_peak_delta_mb"] = r.pipelinePeakDeltaMb < 0
+                                      ? nlohmann::ordered_json(nullptr)
+                                      : nlohmann::ordered_json(round2(r.pipelinePeakDeltaMb));
+    j["load_average"] = r.loadAverage;
+    if (o.compare)
+      j["same_results"] = r.allSame;
+    std::cout << j.dump() << "\n";
+  } else {
+    std::printf("numeric model: %zu nodes (%zu CNN, %zu transformer blocks), seed %llu, built in "
+                "%.1f ms; pipeline %s, %u repeat(s), load average %.2f\n",
+                r.model.nodes, r.model.cnnBlocks, r.model.transformerBlocks,
+                static_cast<unsigned long long>(o.seed), r.buildMs, r.pipelineName.c_str(),
+                o.repeat, r.loadAverage);
+    std::printf("%-24s %10s %10s %10s %10s %10s", "pass", "ms", "min ms", "peak +MiB", "nodes in",
+                "nodes out");
+    if (o.compare)
+      std::printf(" %10s %8s %6s", "naive ms", "ratio", "same");
+    std::printf("\n");
+    for (const props::PassBenchRow &row : r.passes) {
+      std::printf("%-24s %10.1f %10.1f %10.1f %10zu %10zu", row.pass.c_str(), row.ms, row.msMin,
+                  std::max(row.peakDeltaMb, 0.0), row.nodesBefore, row.nodesAfter);
+      if (row.naiveRun && row.naiveFinished)
+        std::printf(" %10.1f %7.1fx %6s", row.naiveMs, ratio(row),
+                    row.sameResult && *row.sameResult ? "yes" : "NO");
+      else if (row.naiveRun)
+        std::printf(" %9s> %7s %6s", fmt::format("{:.0f}", o.naiveBudget * 1000).c_str(), "-", "-");
+      std::printf("\n");
+    }
+    std::printf("passes, one round: %.1f ms; slowest %s (%.0f%%)\n", r.passesTotalMs,
+                slowest ? slowest->pass.c_str() : "-", share * 100);
+    std::printf("whole pipeline (as graphvet opt, no verifier): %.1f ms (%.1f ms CPU), %u "
+                "round(s), %zu -> %zu nodes; %.1f MiB before it, +%.1f MiB peak during it; "
+                "process peak RSS %.1f MiB\n",
+                r.pipelineMs, r.pipelineCpuMs, r.rounds, r.nodesBefore, r.nodesAfter,
+                r.rssBeforePipelineMb, std::max(r.pipelinePeakDeltaMb, 0.0), r.peakRssMb);
+    if (o.compare)
+      std::printf("naive variants: %s\n", r.allSame ? "identical results" : "RESULTS DIFFER");
+  }
+  return o.compare && !r.allSame ? kExitViolation : kExitOk;
+}
+
 int runOracleBench(const BenchOptions &o) {
   props::OracleBenchOptions oo;
   oo.seed = o.seed;
@@ -174,8 +318,9 @@ int runOracleBench(const BenchOptions &o) {
 void registerBench(CLI::App &app, CommandContext &ctx) {
   auto opts = std::make_shared<BenchOptions>();
   CLI::App *cmd = app.add_subcommand(
-      "bench", "Measure TensorMoveDeletePass on a model-like graph (or, with --oracle, the "
-               "harness's checks per second)");
+      "bench",
+      "Measure TensorMoveDeletePass on a model-like graph (with --pipeline, every pass of a "
+      "pipeline on a numeric model graph; with --oracle, the harness's checks per second)");
   addIntOption(cmd, "--nodes", opts->nodes, 1, 100000000, "Nodes of the model-like graph");
   addIntOption(cmd, "--seed", opts->seed, 0, kMaxSeed,
                "Seed of the model (with --oracle: of the first case)");
@@ -191,7 +336,7 @@ void registerBench(CLI::App &app, CommandContext &ctx) {
       cmd, "--naive-budget", 0.001, 86400, [opts](double s) { opts->naiveBudget = s; },
       fmt::format("{}", opts->naiveBudget),
       "Seconds the naive variant may take with --compare before it is stopped");
-  addIntOption(cmd, "--repeat", opts->repeat, 1, 1000,
+  addIntOption(cmd, "--repeat,--repeats", opts->repeat, 1, 1000,
                "Run the pass this many times (on fresh copies of the model) and report the "
                "median");
   cmd->add_flag("--json", opts->json, "Print one JSON object");
@@ -199,8 +344,21 @@ void registerBench(CLI::App &app, CommandContext &ctx) {
                 "Measure checks per second: generate + pass + refinement check");
   addIntOption(cmd, "--cases", opts->cases, 1, 100000000, "Cases for --oracle");
   cmd->add_flag("--z3", opts->z3, "With --oracle: prove race freedom with Z3 (slower)");
-  cmd->callback(
-      [opts, &ctx] { ctx.status = opts->oracle ? runOracleBench(*opts) : runPassBench(*opts); });
+  CLI::Option *pipeline = cmd->add_option(
+      "--pipeline", opts->pipeline,
+      "Measure a pipeline on the numeric model graph instead: O1, O2, O3 or a comma-separated "
+      "pass list; per pass time (median of --repeat), peak memory and nodes before/after, then "
+      "the whole pipeline; with --compare the naive variants of cse, dce and fuse-ops too");
+  pipeline->excludes(naive);
+  cmd->add_option("--emit-model", opts->emitModel,
+                  "Write the numeric model graph of --nodes/--seed to FILE (the input --pipeline "
+                  "measures, to run other commands on) and stop")
+      ->option_text("FILE");
+  cmd->callback([opts, &ctx] {
+    ctx.status = opts->oracle                                          ? runOracleBench(*opts)
+                 : !opts->pipeline.empty() || !opts->emitModel.empty() ? runPipelineBench(*opts)
+                                                                       : runPassBench(*opts);
+  });
 }
 
 } // namespace graphvet::cli

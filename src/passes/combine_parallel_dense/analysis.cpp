@@ -12,6 +12,7 @@
 #include <bit>
 #include <fmt/format.h>
 #include <string_view>
+#include <unordered_set>
 
 namespace graphvet::combine_parallel_dense {
 namespace {
@@ -87,15 +88,30 @@ bool alongOutputAxis(const Shape &shape, int64_t n, int64_t rank) {
   return true;
 }
 
-/// True when port `p` is produced by one of `nodes` or depends on one.
+} // namespace
+
 bool dependsOnAny(const Graph &g, OutPort p, const std::vector<NodeId> &nodes) {
-  for (NodeId n : nodes)
-    if (p.node == n || g.reaches(n, p.node))
+  // Backwards from p's producer over data inputs and control edges: the
+  // search visits only p's ancestors (none for a constant weight), where a
+  // forward search from each branch would visit everything after it.
+  std::unordered_set<NodeId> targets(nodes.begin(), nodes.end());
+  std::unordered_set<NodeId> seen{p.node};
+  std::vector<NodeId> stack{p.node};
+  while (!stack.empty()) {
+    NodeId v = stack.back();
+    stack.pop_back();
+    if (targets.count(v))
       return true;
+    const Node &n = g.node(v);
+    for (const std::optional<OutPort> &in : n.inputs)
+      if (in && seen.insert(in->node).second)
+        stack.push_back(in->node);
+    for (NodeId c : n.ctrlIn)
+      if (seen.insert(c).second)
+        stack.push_back(c);
+  }
   return false;
 }
-
-} // namespace
 
 bool ReadGuard::moduleWrites() {
   if (moduleWrites_ >= 0)

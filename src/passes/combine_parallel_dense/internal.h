@@ -99,6 +99,10 @@ struct GroupPlan {
 void planFollowOns(const Graph &g, GraphId gid, const ModuleTypes &types, ReadGuard &guard,
                    GroupPlan &plan);
 
+/// True when port `p` is produced by one of `nodes` or depends on one
+/// (through data or control edges).
+bool dependsOnAny(const Graph &g, OutPort p, const std::vector<NodeId> &nodes);
+
 /// Carries a plan out; returns the number of nodes created. The removed
 /// nodes' weight and operand constants left unused are removed too and
 /// counted in `constsRemoved`.

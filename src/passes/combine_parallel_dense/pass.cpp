@@ -125,8 +125,8 @@ private:
         members.push_back(b.dense);
       std::vector<Branch> kept;
       for (const Branch &b : branches) {
-        bool dependent =
-            dependsOnAny(g, b.weight, members) || (b.bias && dependsOnAny(g, *b.bias, members));
+        bool dependent = combine_parallel_dense::dependsOnAny(g, b.weight, members) ||
+                         (b.bias && combine_parallel_dense::dependsOnAny(g, *b.bias, members));
         if (dependent)
           refuse(g, b.dense,
                  Refusal{"dependent-weight",
@@ -142,13 +142,6 @@ private:
       changed = true;
     }
     return changed;
-  }
-
-  static bool dependsOnAny(const Graph &g, OutPort p, const std::vector<NodeId> &nodes) {
-    for (NodeId n : nodes)
-      if (p.node == n || g.reaches(n, p.node))
-        return true;
-    return false;
   }
 
   void refuseSmallGroup(const Graph &g, const std::vector<Branch> &branches, const Signature &sig,

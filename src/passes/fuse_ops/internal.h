@@ -10,6 +10,8 @@
 #include "passes/fuse_ops.h"
 
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace graphvet::fuse_ops {
@@ -71,9 +73,23 @@ bool hasOutsideUse(const Graph &g, const std::vector<NodeId> &members);
 /// of) its own input, which a kernel's output may not be (it owns its buffer).
 bool exportsViewOfInput(const Graph &g, const std::vector<NodeId> &members);
 
+/// The names taken while one run of the pass outlines groups: the module's
+/// live graph names (a set, where Module::findGraph scans every graph) and,
+/// per group name, the lowest suffix `_k` that may still be free (every
+/// smaller one is taken), so the k-th group of a common name does not try
+/// the k-1 taken ones again. A removed node's name lowers the hint of its
+/// base again, so the name chosen is still the smallest free one.
+struct GroupNames {
+  explicit GroupNames(const Module &m);
+  std::unordered_set<std::string> graphs;
+  std::unordered_map<std::string, size_t> lowestFree;
+  /// A node named `name` was removed: `base_k` may be free again.
+  void freed(const std::string &name);
+};
+
 /// Outlines `members` of graph `g` (convex, each with one output) into a
 /// PartitionedCall with a new subgraph; outside uses of each member's value
 /// read one call output.
-Outlined outlineGroup(Module &m, GraphId g, const std::vector<NodeId> &members);
+Outlined outlineGroup(Module &m, GraphId g, const std::vector<NodeId> &members, GroupNames &names);
 
 } // namespace graphvet::fuse_ops

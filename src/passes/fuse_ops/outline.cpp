@@ -8,15 +8,27 @@
 #include <cctype>
 #include <map>
 #include <set>
+#include <unordered_set>
 
 namespace graphvet::fuse_ops {
 namespace {
 
-std::vector<char> memberMask(const Graph &g, const std::vector<NodeId> &members) {
-  std::vector<char> in(g.capacity(), 0);
-  for (NodeId id : members)
-    in[id] = 1;
-  return in;
+/// Membership in one group: its ids sorted (a group holds at most
+/// max_fuse_depth ops). A mask the size of the graph per group, as before,
+/// made the pass quadratic: several per group, each zero-filled.
+class MemberSet {
+public:
+  explicit MemberSet(const std::vector<NodeId> &members) : ids_(members) {
+    std::sort(ids_.begin(), ids_.end());
+  }
+  bool operator[](NodeId id) const { return std::binary_search(ids_.begin(), ids_.end(), id); }
+
+private:
+  std::vector<NodeId> ids_;
+};
+
+MemberSet memberMask(const Graph &, const std::vector<NodeId> &members) {
+  return MemberSet(members);
 }
 
 std::string lowerType(const std::string &type) {
@@ -28,18 +40,42 @@ std::string lowerType(const std::string &type) {
 
 /// `base`, or `base_1`, `base_2`... the first `taken` refuses (bounded by
 /// the number of names in use, which `taken` can refuse at most).
-template <typename F> std::string uniqueName(const std::string &base, size_t bound, F taken) {
+template <typename F>
+std::string uniqueName(const std::string &base, size_t bound, F taken, size_t &lowestFree) {
   if (!taken(base))
     return base;
-  for (size_t k = 1; k <= bound + 1; ++k) {
+  for (size_t k = std::max<size_t>(lowestFree, 1); k <= bound + 1; ++k) {
     std::string s = base + "_" + std::to_string(k);
-    if (!taken(s))
+    if (!taken(s)) {
+      lowestFree = k; // every smaller suffix is taken
       return s;
+    }
   }
   return base + "_" + std::to_string(bound + 2);
 }
 
 } // namespace
+
+GroupNames::GroupNames(const Module &m) {
+  for (GraphId gid = 0; gid < m.numGraphs(); ++gid)
+    if (m.graph(gid).alive)
+      graphs.insert(m.graph(gid).name);
+}
+
+void GroupNames::freed(const std::string &name) {
+  size_t us = name.rfind('_');
+  if (us == std::string::npos || us + 1 == name.size())
+    return;
+  size_t k = 0;
+  for (size_t i = us + 1; i < name.size(); ++i) {
+    if (!std::isdigit(static_cast<unsigned char>(name[i])) || k > SIZE_MAX / 20)
+      return;
+    k = k * 10 + static_cast<size_t>(name[i] - '0');
+  }
+  auto it = lowestFree.find(name.substr(0, us));
+  if (it != lowestFree.end())
+    it->second = std::min(it->second, k);
+}
 
 bool copiedIntoGroup(const Graph &g, NodeId producer) {
   const Node &p = g.node(producer);
@@ -49,19 +85,17 @@ bool copiedIntoGroup(const Graph &g, NodeId producer) {
 
 bool isConvex(const Graph &g, const std::vector<NodeId> &members,
               const std::vector<size_t> &topoIndex) {
-  std::vector<char> in = memberMask(g, members);
+  MemberSet in = memberMask(g, members);
   size_t last = 0;
   for (NodeId id : members)
     last = std::max(last, topoIndex[id]);
   // Walk forward from every outside successor of a member; a node after the
   // last member (topologically) cannot lead back into the group.
-  std::vector<char> seen(g.capacity(), 0);
+  std::unordered_set<NodeId> seen; // the walk stays between the group's ops
   std::vector<NodeId> stack;
   auto push = [&](NodeId v) {
-    if (!in[v] && !seen[v] && topoIndex[v] < last) {
-      seen[v] = 1;
+    if (!in[v] && topoIndex[v] < last && seen.insert(v).second)
       stack.push_back(v);
-    }
   };
   for (NodeId id : members) {
     const Node &n = g.node(id);
@@ -124,7 +158,7 @@ static std::set<NodeId> aliasedProducers(const Graph &g, const std::vector<NodeI
 }
 
 size_t countArgs(const Graph &g, const std::vector<NodeId> &members) {
-  std::vector<char> in = memberMask(g, members);
+  MemberSet in = memberMask(g, members);
   std::set<NodeId> aliased = aliasedProducers(g, members);
   std::set<OutPort> args;
   for (NodeId id : members)
@@ -135,7 +169,7 @@ size_t countArgs(const Graph &g, const std::vector<NodeId> &members) {
 }
 
 bool hasOutsideUse(const Graph &g, const std::vector<NodeId> &members) {
-  std::vector<char> in = memberMask(g, members);
+  MemberSet in = memberMask(g, members);
   for (NodeId id : members) {
     const Node &n = g.node(id);
     for (uint32_t k = 0; k < n.numOutputs; ++k)
@@ -147,7 +181,7 @@ bool hasOutsideUse(const Graph &g, const std::vector<NodeId> &members) {
 }
 
 bool exportsViewOfInput(const Graph &g, const std::vector<NodeId> &members) {
-  std::vector<char> in = memberMask(g, members);
+  MemberSet in = memberMask(g, members);
   for (NodeId id : members) {
     const Node &n = g.node(id);
     for (uint32_t k = 0; k < n.numOutputs; ++k) {
@@ -173,9 +207,10 @@ bool exportsViewOfInput(const Graph &g, const std::vector<NodeId> &members) {
   return false;
 }
 
-Outlined outlineGroup(Module &m, GraphId gid, const std::vector<NodeId> &members) {
+Outlined outlineGroup(Module &m, GraphId gid, const std::vector<NodeId> &members,
+                      GroupNames &names) {
   Outlined result;
-  std::vector<char> in = memberMask(m.graph(gid), members);
+  MemberSet in = memberMask(m.graph(gid), members);
   // What the group reads from outside (call inputs, or constants copied in)
   // and what it hands back (one output per value used outside), in the
   // order the members read and define them.
@@ -225,15 +260,17 @@ Outlined outlineGroup(Module &m, GraphId gid, const std::vector<NodeId> &members
           exports.push_back(OutPort{id, k});
       }
     }
-    result.name =
-        uniqueName(groupName(g, members), m.numGraphs() + g.capacity(), [&](const std::string &s) {
-          return m.findGraph(s) != kNoGraph || g.find(s) != kNoNode;
-        });
+    std::string base = groupName(g, members);
+    result.name = uniqueName(
+        base, m.numGraphs() + g.capacity(),
+        [&](const std::string &s) { return names.graphs.count(s) || g.find(s) != kNoNode; },
+        names.lowestFree[base]);
   }
 
   // The subgraph (adding a graph may move the module's graphs: look the
   // parent up again afterwards).
   GraphId sid = m.addGraph(result.name);
+  names.graphs.insert(result.name);
   Graph &sub = m.graph(sid);
   const Graph &g = m.graph(gid);
   std::set<std::string> used;
@@ -242,8 +279,9 @@ Outlined outlineGroup(Module &m, GraphId gid, const std::vector<NodeId> &members
   for (NodeId id : copies)
     used.insert(g.node(id).name);
   auto fresh = [&](const std::string &base) {
-    std::string s =
-        uniqueName(base, used.size(), [&](const std::string &t) { return used.count(t) != 0; });
+    size_t fromOne = 1; // a group's few inner names: no hint kept
+    std::string s = uniqueName(
+        base, used.size(), [&](const std::string &t) { return used.count(t) != 0; }, fromOne);
     used.insert(s);
     return s;
   };
@@ -297,16 +335,20 @@ Outlined outlineGroup(Module &m, GraphId gid, const std::vector<NodeId> &members
       if (!in[c.node])
         pg.setInput(c, OutPort{call, static_cast<uint32_t>(j)});
   }
-  for (size_t i = members.size(); i-- > 0;)
+  for (size_t i = members.size(); i-- > 0;) {
+    names.freed(pg.node(members[i]).name);
     pg.removeNode(members[i]);
+  }
   // An original nothing reads any more goes (readers before producers).
   for (size_t i = copies.size(); i-- > 0;) {
     const Node &c = pg.node(copies[i]);
     bool read = false;
     for (uint32_t k = 0; k < c.numOutputs; ++k)
       read = read || !pg.consumers(OutPort{copies[i], k}).empty();
-    if (!read)
+    if (!read) {
+      names.freed(c.name);
       pg.removeNode(copies[i]);
+    }
   }
   result.call = call;
   result.inputs = args.size();

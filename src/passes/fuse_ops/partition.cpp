@@ -36,7 +36,10 @@ public:
       result.topoIndex[order_[i]] = i;
     index_ = result.topoIndex;
     buildForwardGraph();
-    buildPostDominators();
+    if (options_.naive)
+      buildPostDominatorsBySearch();
+    else
+      buildPostDominators();
     initGroups();
     for (int phase = 0; phase < 3; ++phase)
       for (size_t i = 0; i < order_.size(); ++i)
@@ -144,6 +147,64 @@ private:
       pdom_[r] = parent;
       depth_[r] = parent == kNone ? 1 : depth_[parent] + 1;
       pdomPattern_[r] = pattern;
+    }
+  }
+
+  /// The naive baseline of buildPostDominators: d post-dominates r when no
+  /// path from r that avoids d ends at an exit (a node without out-edges);
+  /// the immediate one is the first in topological order (post-dominators
+  /// lie on every path, so in path order). The link's pattern combines every
+  /// out-edge of r and of the nodes strictly between r and d, which is what
+  /// the tree's least-common-ancestor walk combines.
+  void buildPostDominatorsBySearch() {
+    size_t n = order_.size();
+    pdom_.assign(n, kNone);
+    depth_.assign(n, 1);
+    pdomPattern_.assign(n, OpPattern::Opaque);
+    std::vector<uint32_t> seen(n, 0);
+    uint32_t stamp = 0;
+    // Nodes reachable from r without passing `avoid` (kNone: avoid nothing);
+    // sets `exitReached` when one of them has no out-edge.
+    auto search = [&](size_t r, size_t avoid, bool &exitReached) {
+      ++stamp;
+      exitReached = false;
+      std::vector<size_t> stack, reached;
+      for (const Edge &e : outs_[r])
+        stack.push_back(e.to);
+      while (!stack.empty()) {
+        size_t v = stack.back();
+        stack.pop_back();
+        if (v == avoid || seen[v] == stamp)
+          continue;
+        seen[v] = stamp;
+        reached.push_back(v);
+        if (outs_[v].empty())
+          exitReached = true;
+        for (const Edge &e : outs_[v])
+          stack.push_back(e.to);
+      }
+      return reached;
+    };
+    for (size_t r = 0; r < n; ++r) {
+      if (outs_[r].empty())
+        continue;
+      bool exitReached = false;
+      std::vector<size_t> candidates = search(r, kNone, exitReached);
+      std::sort(candidates.begin(), candidates.end());
+      for (size_t d : candidates) {
+        std::vector<size_t> between = search(r, d, exitReached);
+        if (exitReached)
+          continue;
+        OpPattern pattern = OpPattern::ElemWise;
+        for (const Edge &e : outs_[r])
+          pattern = combine(pattern, e.pattern);
+        for (size_t v : between)
+          for (const Edge &e : outs_[v])
+            pattern = combine(pattern, e.pattern);
+        pdom_[r] = d;
+        pdomPattern_[r] = pattern;
+        break;
+      }
     }
   }
 

@@ -35,6 +35,7 @@ FuseOpsStats runFuseOps(Module &m, const FuseOpsOptions &options, std::vector<Re
   FuseOpsStats stats;
   Diagnostics ignored;
   ModuleTypes types = inferModuleTypes(m, ignored);
+  GroupNames groupNames(m);
   auto remark = [&](GraphId gid, NodeId id, std::string decision, std::string tag,
                     std::string message) {
     if (remarks)
@@ -82,7 +83,7 @@ FuseOpsStats runFuseOps(Module &m, const FuseOpsOptions &options, std::vector<Re
       refuse(gid, r.node, r.tag, r.message);
     for (const std::vector<NodeId> &group : accepted) {
       std::string names = joinNames(m.graph(gid), group);
-      Outlined o = outlineGroup(m, gid, group);
+      Outlined o = outlineGroup(m, gid, group, groupNames);
       ++stats.groups;
       stats.opsFused += static_cast<int64_t>(group.size());
       stats.constsCopied += static_cast<int64_t>(o.consts);
