@@ -162,6 +162,10 @@ void addSliceRules(std::vector<Rule> &rules) {
                                     {kMax}, std::vector<int64_t>{-1}, std::nullopt));
         out.push_back(sliceInstance("f32 [2, 3] axis 1 0:2 (a part)", DType::F32, {2, 3}, {0}, {2},
                                     std::vector<int64_t>{1}, std::nullopt));
+        // A negative axis counts from the end: axis -1 is the 3, so 0:2 is a
+        // part (the whole of axis 0, which a wrong mapping would look at).
+        out.push_back(sliceInstance("f32 [2, 3] axis -1 0:2 (a part)", DType::F32, {2, 3}, {0}, {2},
+                                    std::vector<int64_t>{-1}, std::nullopt));
         return out;
       }});
   rules.push_back(
