@@ -71,7 +71,7 @@ void decide(const rewrite::Rule &rule, const rewrite::Instance &inst, const Prov
         {}};
     return;
   }
-  SmtRefinement smt = checkRefinement(*g, opts.timeoutMs);
+  SmtRefinement smt = checkRefinement(*g, opts.timeoutMs, opts.rlimit);
   switch (smt.kind) {
   case SmtRefinement::Kind::Proved:
     out.verdict = ProofVerdict::Proved;

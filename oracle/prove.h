@@ -74,7 +74,11 @@ struct RuleProof {
 
 struct ProveOptions {
   unsigned timeoutMs = 10000; ///< per solver query
-  unsigned jobs = 1;          ///< worker threads (each with its own Z3 context)
+  /// Z3's resource limit per solver query (0: none). Unlike the timeout it
+  /// counts work, not time, so a query stops at the same point on any
+  /// machine (the test of an exhausted budget uses it).
+  unsigned rlimit = 0;
+  unsigned jobs = 1; ///< worker threads (each with its own Z3 context)
 };
 
 struct ProveReport {

@@ -664,7 +664,7 @@ std::vector<uint64_t> specialBits(DType t) {
 
 } // namespace
 
-SmtRefinement checkRefinement(const InstGraph &g, unsigned timeoutMs) {
+SmtRefinement checkRefinement(const InstGraph &g, unsigned timeoutMs, unsigned rlimit) {
   SmtRefinement ans;
   try {
     ThreadSolver &ts = threadSolver();
@@ -750,6 +750,8 @@ SmtRefinement checkRefinement(const InstGraph &g, unsigned timeoutMs) {
     z3::solver s(ctx, "QF_FPBV");
     z3::params params(ctx);
     params.set("timeout", timeoutMs);
+    if (rlimit > 0)
+      params.set("rlimit", rlimit);
     s.set(params);
     s.add(query);
     z3::check_result r = s.check();

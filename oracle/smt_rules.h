@@ -29,7 +29,7 @@ struct SmtRefinement {
 };
 
 /// Same result types are assumed (the caller checks them). `timeoutMs` bounds
-/// the one solver call.
-SmtRefinement checkRefinement(const InstGraph &g, unsigned timeoutMs);
+/// the one solver call, `rlimit` (0: none) its work in Z3's resource units.
+SmtRefinement checkRefinement(const InstGraph &g, unsigned timeoutMs, unsigned rlimit = 0);
 
 } // namespace graphvet::oracle

@@ -33,7 +33,8 @@ def main():
         "01-no-description.patch: first line is not '# <description>'",
         "01-same-id.patch: id 01 also used by 01-no-description.patch",
         "02-stale.patch: does not apply",
-        "03-outside-passes.patch: mutates props/campaign.h (mutants touch src/passes only)",
+        "03-outside-passes.patch: mutates props/campaign.h (mutants touch pass code only: "
+        "src/passes/, src/ir/simplify_rules, src/ir/rewrite_rule.cpp)",
     ]
     for e in expected:
         if e not in out:

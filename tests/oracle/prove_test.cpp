@@ -354,10 +354,12 @@ TEST(ProveVerdicts, ABudgetThatRunsOutIsInconclusiveNeverProved) {
   // bf16 -> f16 -> i64 against bf16 -> i64: true (bf16 values in f16's
   // range are exact there, tiny ones truncate to 0 either way, and those
   // that overflow f16 make the original indeterminate), and no shortcut
-  // decides it: the proof bit-blasts the rounding, far beyond 1 ms.
+  // decides it: the proof bit-blasts the rounding, far beyond a resource
+  // limit of 1 (Z3's rlimit counts work, so the budget runs out at the same
+  // point on any machine; a 1 ms timeout once let a quiet machine finish).
   Instance inst = castInstance(DType::BF16, {{"$B", DType::F16}, {"$C", DType::I64}});
   ProveOptions o;
-  o.timeoutMs = 1;
+  o.rlimit = 1;
   InstanceProof p = proveInstance(*chain, inst, o);
   EXPECT_EQ(p.verdict, ProofVerdict::Inconclusive) << proofVerdictName(p.verdict);
   EXPECT_FALSE(p.bySimplification);
