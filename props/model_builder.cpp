@@ -7,6 +7,7 @@
 #include "props/model_builder.h"
 
 #include "ir/op_library.h"
+#include "props/split_mix.h"
 
 #include <optional>
 #include <stdexcept>
@@ -14,22 +15,6 @@
 
 namespace graphvet::props {
 namespace {
-
-/// splitmix64: tiny, fast and identical on every platform.
-class SplitMix {
-public:
-  explicit SplitMix(uint64_t seed) : state_(seed) {}
-  uint64_t next() {
-    uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  bool chance(unsigned percent) { return next() % 100 < percent; }
-
-private:
-  uint64_t state_;
-};
 
 /// Upper bound on the nodes one layer adds (every pattern on: 87); the
 /// builder checks it, the padding relies on it.

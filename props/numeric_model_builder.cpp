@@ -8,6 +8,7 @@
 #include "props/numeric_model_builder.h"
 
 #include "ir/tensor.h"
+#include "props/split_mix.h"
 
 #include <fmt/format.h>
 
@@ -19,26 +20,6 @@
 
 namespace graphvet::props {
 namespace {
-
-/// splitmix64, as in model_builder.cpp: tiny and identical everywhere.
-class SplitMix {
-public:
-  explicit SplitMix(uint64_t seed) : state_(seed) {}
-  uint64_t next() {
-    uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  bool chance(unsigned percent) { return next() % 100 < percent; }
-  /// A multiple of 1/16 in [lo, hi].
-  double sixteenths(int lo16, int hi16) {
-    return static_cast<double>(lo16 + static_cast<int>(next() % (hi16 - lo16 + 1))) / 16.0;
-  }
-
-private:
-  uint64_t state_;
-};
 
 /// Nodes of each block (the builder checks them; padding relies on them).
 constexpr size_t kCnnBlockNodes = 28;

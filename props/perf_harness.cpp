@@ -88,52 +88,15 @@ PassRun runPass(Module &m, bool naive) {
 
 /// The naive variant in a child process, stopped after `budgetSeconds`.
 PassRun runNaiveInChild(Module &m, double budgetSeconds) {
-  PassRun result;
-  int fds[2];
-  if (pipe(fds) != 0)
-    return result;
-  std::fflush(nullptr);
-  pid_t pid = fork();
-  if (pid < 0) {
-    close(fds[0]);
-    close(fds[1]);
-    return result;
-  }
-  if (pid == 0) {
-    close(fds[0]);
-    PassRun run = runPass(m, /*naive=*/true); // on the child's copy of the module
-    ssize_t written = write(fds[1], &run, sizeof run);
-    _exit(written == static_cast<ssize_t>(sizeof run) ? 0 : 1);
-  }
-  close(fds[1]);
-  Clock::time_point start = Clock::now();
-  PassRun run;
-  size_t got = 0;
-  while (got < sizeof run) {
-    double left = budgetSeconds * 1000 - msSince(start);
-    if (left <= 0)
-      break;
-    pollfd p{fds[0], POLLIN, 0};
-    int ready = poll(&p, 1, static_cast<int>(std::min(left, 1e9)) + 1);
-    if (ready < 0 && errno == EINTR)
-      continue;
-    if (ready <= 0)
-      break;
-    ssize_t n = read(fds[0], reinterpret_cast<char *>(&run) + got, sizeof run - got);
-    if (n <= 0)
-      break;
-    got += static_cast<size_t>(n);
-  }
-  close(fds[0]);
-  if (got < sizeof run) {
-    kill(pid, SIGKILL);
-    result.passMs = msSince(start); // at least this long
-  } else {
-    result = run;
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return result;
+  double waitedMs = 0;
+  // The child runs on its copy of the module.
+  std::optional<PassRun> run =
+      runInChild<PassRun>([&] { return runPass(m, /*naive=*/true); }, budgetSeconds, waitedMs);
+  if (run)
+    return *run;
+  PassRun stopped;
+  stopped.passMs = waitedMs; // at least this long
+  return stopped;
 }
 
 double parseKb(const std::string &line) {
@@ -145,6 +108,53 @@ double parseKb(const std::string &line) {
 }
 
 } // namespace
+
+bool runInChild(const std::function<void(void *)> &work, void *out, size_t size,
+                double budgetSeconds, double &waitedMs) {
+  waitedMs = 0;
+  int fds[2];
+  if (pipe(fds) != 0)
+    return false;
+  std::fflush(nullptr);
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    return false;
+  }
+  if (pid == 0) {
+    close(fds[0]);
+    std::vector<char> result(size);
+    work(result.data());
+    ssize_t written = write(fds[1], result.data(), size);
+    _exit(written == static_cast<ssize_t>(size) ? 0 : 1);
+  }
+  close(fds[1]);
+  Clock::time_point start = Clock::now();
+  size_t got = 0;
+  while (got < size) {
+    double left = budgetSeconds * 1000 - msSince(start);
+    if (left <= 0)
+      break;
+    pollfd p{fds[0], POLLIN, 0};
+    int ready = poll(&p, 1, static_cast<int>(std::min(left, 1e9)) + 1);
+    if (ready < 0 && errno == EINTR)
+      continue;
+    if (ready <= 0)
+      break;
+    ssize_t n = read(fds[0], static_cast<char *>(out) + got, size - got);
+    if (n <= 0)
+      break;
+    got += static_cast<size_t>(n);
+  }
+  close(fds[0]);
+  waitedMs = msSince(start);
+  if (got < size)
+    kill(pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return got == size;
+}
 
 MemorySample sampleMemory() {
   MemorySample s;

@@ -11,7 +11,10 @@
 #include "props/model_builder.h"
 
 #include <cstdint>
+#include <cstring>
+#include <functional>
 #include <optional>
+#include <type_traits>
 #include <vector>
 
 namespace graphvet::props {
@@ -26,6 +29,30 @@ MemorySample sampleMemory();
 /// Resets the peak (VmHWM) to the current RSS through /proc/self/clear_refs;
 /// false when the kernel does not allow it (then pass-only peaks are unknown).
 bool resetPeakMemory();
+
+/// Runs `work` in a forked child (on its own copy of the process, so it may
+/// change anything) and reads back the `size` bytes it writes to its
+/// argument, waiting at most `budgetSeconds`; a child that has not answered
+/// by then is killed. False when the budget ran out, fork failed or the
+/// child did not answer; `waitedMs` is the time waited. The naive variants
+/// of the benchmarks run this way, so a quadratic one cannot hang a run.
+bool runInChild(const std::function<void(void *)> &work, void *out, size_t size,
+                double budgetSeconds, double &waitedMs);
+
+/// runInChild for a trivially copyable result `work` returns.
+template <class T, class Work>
+std::optional<T> runInChild(Work work, double budgetSeconds, double &waitedMs) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  T value{};
+  if (!runInChild(
+          [&](void *out) {
+            const T r = work();
+            std::memcpy(out, &r, sizeof r);
+          },
+          &value, sizeof value, budgetSeconds, waitedMs))
+    return std::nullopt;
+  return value;
+}
 
 struct PassBenchOptions {
   ModelOptions model;

@@ -14,13 +14,8 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <poll.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -108,54 +103,16 @@ struct NaiveReport {
 std::optional<NaiveReport> runNaiveInChild(const PassInfo &pass, Module &m,
                                            const PipelineOptions &opts, double budgetSeconds,
                                            double &waitedMs) {
-  int fds[2];
-  if (pipe(fds) != 0)
-    return std::nullopt;
-  std::fflush(nullptr);
-  pid_t pid = fork();
-  if (pid < 0) {
-    close(fds[0]);
-    close(fds[1]);
-    return std::nullopt;
-  }
-  if (pid == 0) {
-    close(fds[0]);
-    PipelineOptions naive = opts;
-    naive.naiveVariants = true;
-    NaiveReport report;
-    report.ms = timePass(pass, m, naive).ms;
-    report.digest = digestText(printModule(m));
-    ssize_t written = write(fds[1], &report, sizeof report);
-    _exit(written == static_cast<ssize_t>(sizeof report) ? 0 : 1);
-  }
-  close(fds[1]);
-  Clock::time_point start = Clock::now();
-  NaiveReport report;
-  size_t got = 0;
-  while (got < sizeof report) {
-    double left = budgetSeconds * 1000 - msSince(start);
-    if (left <= 0)
-      break;
-    pollfd p{fds[0], POLLIN, 0};
-    int ready = poll(&p, 1, static_cast<int>(std::min(left, 1e9)) + 1);
-    if (ready < 0 && errno == EINTR)
-      continue;
-    if (ready <= 0)
-      break;
-    ssize_t n = read(fds[0], reinterpret_cast<char *>(&report) + got, sizeof report - got);
-    if (n <= 0)
-      break;
-    got += static_cast<size_t>(n);
-  }
-  close(fds[0]);
-  waitedMs = msSince(start);
-  if (got < sizeof report)
-    kill(pid, SIGKILL);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  if (got < sizeof report)
-    return std::nullopt;
-  return report;
+  return runInChild<NaiveReport>(
+      [&] {
+        PipelineOptions naive = opts;
+        naive.naiveVariants = true;
+        NaiveReport report;
+        report.ms = timePass(pass, m, naive).ms;
+        report.digest = digestText(printModule(m));
+        return report;
+      },
+      budgetSeconds, waitedMs);
 }
 
 } // namespace
