@@ -19,7 +19,6 @@
 // w element of one of its terms, or its bias, is.
 #include "ir/ops/nn_common.h"
 
-#include <cstring>
 #include <fmt/format.h>
 #include <functional>
 #include <limits>
@@ -137,24 +136,6 @@ struct ConvGeometry {
 /// (kernel tap, output position).
 constexpr int64_t kMaxTapTable = int64_t{1} << 24;
 
-/// Stores accumulator `acc` as element `yi` of `y`: f32 and f64 outputs of
-/// their own accumulator directly, others through the rounding of setDouble
-/// (as the element-wise path does).
-template <class A> void storeAcc(Tensor &y, int64_t yi, A acc) {
-  if constexpr (std::is_same_v<A, float>) {
-    if (y.dtype() == DType::F32) {
-      std::memcpy(y.at(yi), &acc, sizeof acc);
-      return;
-    }
-  } else {
-    if (y.dtype() == DType::F64) {
-      std::memcpy(y.at(yi), &acc, sizeof acc);
-      return;
-    }
-  }
-  y.setDouble(yi, static_cast<double>(acc));
-}
-
 /// What convolve computes, for the operands without indeterminate elements,
 /// organised for the cache: for each batch entry and output channel, one
 /// accumulator per output position of the plane, and the loops over the
@@ -202,8 +183,8 @@ bool convolveByPlane(KernelContext &ctx, bool transpose, const std::vector<int64
     ++p;
   } while (nextIndex(o, outSpatial));
 
-  const std::vector<A> xv = loadAs<A>(x), wv = loadAs<A>(w);
-  const std::vector<A> bv = b ? loadAs<A>(*b) : std::vector<A>();
+  const std::vector<A> xv = loadAllAs<A>(x), wv = loadAllAs<A>(w);
+  const std::vector<A> bv = b ? loadAllAs<A>(*b) : std::vector<A>();
   std::vector<A> acc(up);
   for (int64_t in = 0; in < N; ++in)
     for (int64_t m = 0; m < M; ++m) {
@@ -236,7 +217,7 @@ bool convolveByPlane(KernelContext &ctx, bool transpose, const std::vector<int64
         A r = anyTerm[q] && K > 0 ? acc[q] : A(0);
         if (b)
           r = r + bv[static_cast<size_t>(m)];
-        storeAcc(y, ybase + yoff[q], r);
+        storeRounded(y, ybase + yoff[q], r);
       }
     }
   return true;
@@ -262,8 +243,8 @@ void convolve(KernelContext &ctx, bool transpose, const std::vector<int64_t> &ou
   const ConvGeometry geo(ctx, transpose, kernel);
   const auto &[xst, wst, yst, ysp, woff, N, Cg, Mg, M, K] = geo;
 
-  std::vector<A> xv = loadAs<A>(x), wv = loadAs<A>(w);
-  std::vector<A> bv = b ? loadAs<A>(*b) : std::vector<A>();
+  std::vector<A> xv = loadAllAs<A>(x), wv = loadAllAs<A>(w);
+  std::vector<A> bv = b ? loadAllAs<A>(*b) : std::vector<A>();
   std::vector<uint8_t> xu = track ? undefFlags(x) : std::vector<uint8_t>();
   std::vector<uint8_t> wu = track ? undefFlags(w) : std::vector<uint8_t>();
 

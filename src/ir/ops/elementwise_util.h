@@ -5,10 +5,10 @@
 #pragma once
 
 #include "ir/op_def.h"
+#include "ir/ops/kernel_io.h"
 
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <optional>
 #include <span>
 #include <type_traits>
@@ -38,29 +38,6 @@ template <class C> C loadAs(DType t, const uint8_t *p) {
     return loadUInt(t, p);
 }
 
-/// Is C the host type dtype `t` is stored as (f32 as float, f64 as double,
-/// i64 as int64_t, u64 as uint64_t)? Then an element converts to C and back
-/// by copying its bytes, without the per-dtype dispatch of loadDouble.
-template <class C> bool isNative(DType t) {
-  if constexpr (std::is_same_v<C, float>)
-    return t == DType::F32;
-  else if constexpr (std::is_same_v<C, double>)
-    return t == DType::F64;
-  else if constexpr (std::is_same_v<C, int64_t>)
-    return t == DType::I64;
-  else if constexpr (std::is_same_v<C, uint64_t>)
-    return t == DType::U64;
-  else
-    return false;
-}
-
-/// Element k of a tensor stored natively as C (isNative).
-template <class C> C loadNative(const Tensor &t, int64_t k) {
-  C v;
-  std::memcpy(&v, t.bytes().data() + k * static_cast<int64_t>(sizeof(C)), sizeof v);
-  return v;
-}
-
 /// Stores a result into element k of `out`: a float rounded once to the
 /// output's float dtype, an integer wrapped to the output's integer dtype,
 /// an empty optional as an indeterminate element.
@@ -71,10 +48,7 @@ template <class R> void put(Tensor &out, int64_t k, R v) {
     else
       put(out, k, *v);
   } else if constexpr (std::is_floating_point_v<R>) {
-    if (isNative<R>(out.dtype()))
-      std::memcpy(out.bytes().data() + k * static_cast<int64_t>(sizeof(R)), &v, sizeof v);
-    else
-      out.setDouble(k, static_cast<double>(v));
+    storeRounded(out, k, v);
   } else {
     out.setInt(k, static_cast<int64_t>(v));
   }

@@ -215,9 +215,9 @@ template <class A> void lstmKernel(KernelContext &ctx) {
   if (Y.size() == 0 && Yh.size() == 0) // no hidden unit or no batch entry: nothing to do
     return;
   int64_t S = c.seq, B = c.batch, I = c.input, H = c.hidden, D = c.dirs;
-  std::vector<A> xv = loadAs<A>(x), wv = loadAs<A>(w), rv = loadAs<A>(r);
-  std::vector<A> bv = b ? loadAs<A>(*b) : std::vector<A>();
-  std::vector<A> pv = p ? loadAs<A>(*p) : std::vector<A>();
+  std::vector<A> xv = loadAllAs<A>(x), wv = loadAllAs<A>(w), rv = loadAllAs<A>(r);
+  std::vector<A> bv = b ? loadAllAs<A>(*b) : std::vector<A>();
+  std::vector<A> pv = p ? loadAllAs<A>(*p) : std::vector<A>();
   auto xIndex = [&](int64_t t, int64_t bb) {
     return c.layout == 0 ? (t * B + bb) * I : (bb * S + t) * I;
   };

@@ -23,10 +23,10 @@
 // then gives exactly MatMul's result). beta * C is computed as written even
 // when beta = 0 (0 * inf is NaN, as in the formula). Integers: alpha and beta
 // must be integral (an inference error otherwise); the result wraps.
+#include "ir/ops/kernel_io.h"
 #include "ir/ops/reduce_family.h"
 
 #include <cmath>
-#include <cstring>
 #include <vector>
 
 namespace graphvet::ops::reduce_detail {
@@ -97,14 +97,6 @@ void storeDot(const Tensor &ta, const Tensor &tb, const Dot &d, Tensor &out, int
 // element still sums its products in increasing k from the first one, so
 // the bits are dotFloat's.
 
-/// Every element of `t` in the accumulation type A.
-template <class A> std::vector<A> loadAcc(const Tensor &t) {
-  std::vector<A> v(static_cast<size_t>(t.size()));
-  for (int64_t i = 0; i < t.size(); ++i)
-    v[static_cast<size_t>(i)] = static_cast<A>(t.getDouble(i));
-  return v;
-}
-
 /// One product's geometry: A'(i, k) = a[i * ai + k * ak], B' as a
 /// row-major [K, N] matrix `b` (transposed by the caller when needed).
 template <class A> struct RowProduct {
@@ -159,16 +151,6 @@ bool fastFloatProduct(const KernelContext &ctx) {
   return true;
 }
 
-/// Element o of a float output from an accumulator: f32 and f64 outputs of
-/// their own accumulator directly, others rounded once through setDouble.
-template <class A> void storeFloat(Tensor &out, int64_t o, A v) {
-  if ((std::is_same_v<A, float> && out.dtype() == DType::F32) ||
-      (std::is_same_v<A, double> && out.dtype() == DType::F64))
-    std::memcpy(out.at(o), &v, sizeof v);
-  else
-    out.setDouble(o, static_cast<double>(v));
-}
-
 // ------------------------------------------------------------------- MatMul
 
 /// MatMul's operand shapes with 1-D inputs promoted to matrices.
@@ -217,7 +199,7 @@ bool inferMatMul(InferContext &ctx) {
 /// MatMul's fast path (see "Float products by rows").
 template <class A> void matmulByRows(KernelContext &ctx, const MatMulShapes &s) {
   Tensor &out = ctx.out(0);
-  const std::vector<A> av = loadAcc<A>(ctx.in(0)), bv = loadAcc<A>(ctx.in(1));
+  const std::vector<A> av = loadAllAs<A>(ctx.in(0)), bv = loadAllAs<A>(ctx.in(1));
   int64_t m = s.a[s.a.size() - 2], k = s.a.back(), n = s.b.back();
   std::span<const int64_t> aBatch = std::span(s.a).first(s.a.size() - 2);
   std::span<const int64_t> bBatch = std::span(s.b).first(s.b.size() - 2);
@@ -226,7 +208,7 @@ template <class A> void matmulByRows(KernelContext &ctx, const MatMulShapes &s) 
     const A *a = av.data() + broadcastIndex(bi, s.batch, aBatch) * m * k;
     const A *b = bv.data() + broadcastIndex(bi, s.batch, bBatch) * k * n;
     productByRows<A>({a, k, 1, b, m, k, n}, [&](int64_t i, int64_t j, A acc) {
-      storeFloat(out, (bi * m + i) * n + j, acc);
+      storeRounded(out, (bi * m + i) * n + j, acc);
     });
   }
 }
@@ -330,8 +312,8 @@ void gemmElement(KernelContext &ctx, const Dot &d, int64_t o, int64_t ci) {
 template <class A> void gemmByRows(KernelContext &ctx, const GemmDims &g) {
   const Tensor &ta = ctx.in(0), &tb = ctx.in(1);
   Tensor &out = ctx.out(0);
-  const std::vector<A> av = loadAcc<A>(ta);
-  const std::vector<A> bv = asKByN(loadAcc<A>(tb), tb.shape()[0], tb.shape()[1], g.transB);
+  const std::vector<A> av = loadAllAs<A>(ta);
+  const std::vector<A> bv = asKByN(loadAllAs<A>(tb), tb.shape()[0], tb.shape()[1], g.transB);
   const double alpha = static_cast<float>(attrFloat(ctx.node, "alpha", 1.0));
   const double beta = static_cast<float>(attrFloat(ctx.node, "beta", 1.0));
   const Tensor *c = ctx.has(2) ? &ctx.in(2) : nullptr;

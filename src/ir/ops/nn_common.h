@@ -6,6 +6,7 @@
 #pragma once
 
 #include "ir/op_def.h"
+#include "ir/ops/kernel_io.h"
 
 #include <initializer_list>
 #include <optional>
@@ -145,14 +146,5 @@ bool intsAttr(const Node &n, const std::string &key, size_t count, int64_t def,
 
 /// Product of a range of dimensions.
 int64_t product(const std::vector<int64_t> &v, size_t from = 0, size_t to = SIZE_MAX);
-
-/// The values of an input as the accumulation type (exact for f16/bf16/f32
-/// into float, any float into double).
-template <class A> std::vector<A> loadAs(const Tensor &t) {
-  std::vector<A> v(static_cast<size_t>(t.size()));
-  for (int64_t i = 0; i < t.size(); ++i)
-    v[static_cast<size_t>(i)] = static_cast<A>(t.getDouble(i));
-  return v;
-}
 
 } // namespace graphvet::ops::nn

@@ -154,7 +154,7 @@ template <class A> void averagePool(KernelContext &ctx, bool global) {
     return;
   PoolPlan plan = planOf(ctx, global);
   bool includePad = !global && attrInt(ctx.node, "count_include_pad", 0) == 1;
-  std::vector<A> xv = loadAs<A>(x);
+  std::vector<A> xv = loadAllAs<A>(x);
   bool track = x.anyUndef();
   forEachWindow(plan, [&](const std::vector<int64_t> &, const std::vector<int64_t> &taps,
                           int64_t padded, int64_t yoff) {
