@@ -109,6 +109,10 @@ double parseKb(const std::string &line) {
 
 } // namespace
 
+uint64_t textDigest(std::string_view text) {
+  return fnv1a(0xCBF29CE484222325ull, text);
+}
+
 bool runInChild(const std::function<void(void *)> &work, void *out, size_t size,
                 double budgetSeconds, double &waitedMs) {
   waitedMs = 0;

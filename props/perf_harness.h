@@ -14,6 +14,7 @@
 #include <cstring>
 #include <functional>
 #include <optional>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
@@ -29,6 +30,10 @@ MemorySample sampleMemory();
 /// Resets the peak (VmHWM) to the current RSS through /proc/self/clear_refs;
 /// false when the kernel does not allow it (then pass-only peaks are unknown).
 bool resetPeakMemory();
+
+/// FNV-1a of `text`: equal texts give equal digests (the benchmarks compare
+/// a naive variant's printed result with the fast one's this way).
+uint64_t textDigest(std::string_view text);
 
 /// Runs `work` in a forked child (on its own copy of the process, so it may
 /// change anything) and reads back the `size` bytes it writes to its

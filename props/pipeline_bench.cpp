@@ -44,15 +44,6 @@ double median(std::vector<double> v) {
   return v.size() % 2 ? v[mid] : (v[mid - 1] + v[mid]) / 2;
 }
 
-uint64_t digestText(const std::string &text) {
-  uint64_t h = 0xCBF29CE484222325ull;
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 0x100000001B3ull;
-  }
-  return h;
-}
-
 double loadAverage() {
   std::ifstream in("/proc/loadavg");
   double load = -1;
@@ -109,7 +100,7 @@ std::optional<NaiveReport> runNaiveInChild(const PassInfo &pass, Module &m,
         naive.naiveVariants = true;
         NaiveReport report;
         report.ms = timePass(pass, m, naive).ms;
-        report.digest = digestText(printModule(m));
+        report.digest = textDigest(printModule(m));
         return report;
       },
       budgetSeconds, waitedMs);
@@ -180,7 +171,7 @@ PipelineBenchResult benchPipeline(const PipelineBenchOptions &opts) {
         row.naiveFinished = naiveReport.has_value();
         if (naiveReport) {
           row.naiveMs = naiveReport->ms;
-          row.sameResult = naiveReport->digest == digestText(printModule(m));
+          row.sameResult = naiveReport->digest == textDigest(printModule(m));
           r.allSame = r.allSame && *row.sameResult;
         }
       }
