@@ -7,6 +7,7 @@
 
 #include "ir/printer.h"
 #include "ir/verifier.h"
+#include "passes/targets.h"
 #include "props/build_module.h"
 #include "props/evaluate.h"
 #include "props/generate.h"
@@ -36,7 +37,8 @@ struct Failure {
   uint64_t index = 0;
   std::string kind;
   std::string rules;
-  std::string classKey() const { return kind + "|" + rules; }
+  std::string pipeline; ///< pipelineLabel of the case's pipeline
+  std::string classKey() const { return kind + "|" + rules + "|" + pipeline; }
 };
 
 std::string hex64(uint64_t v) {
@@ -102,15 +104,15 @@ Module caseModule(const CampaignOptions &opts, uint64_t index, uint64_t seed) {
   return generateModule(seed, opts.gen);
 }
 
-EvalOptions caseEvalOptions(const CampaignOptions &opts, uint64_t seed) {
-  EvalOptions eo{opts.pipeline, opts.check, opts.overridesReachOriginal};
+EvalOptions caseEvalOptions(const CampaignOptions &opts, uint64_t index, uint64_t seed) {
+  EvalOptions eo{casePipeline(opts, index), opts.check, opts.overridesReachOriginal};
   eo.check.seed = seed;
   return eo;
 }
 
-MissedOptions missedOptions(const CampaignOptions &opts, uint64_t seed) {
+MissedOptions missedOptions(const CampaignOptions &opts, uint64_t index, uint64_t seed) {
   MissedOptions mo;
-  mo.pipeline = opts.pipeline;
+  mo.pipeline = casePipeline(opts, index);
   mo.check = opts.check;
   mo.check.seed = seed;
   mo.check.numStates = opts.missedStates;
@@ -124,7 +126,7 @@ MissedOptions missedOptions(const CampaignOptions &opts, uint64_t seed) {
 void countMissed(const CampaignOptions &opts, uint64_t index, const Module &original,
                  const Evaluation &e, CampaignStats &stats) {
   MissedReport r = findMissedIn(original, e.optimized, e.pipeline.remarks,
-                                missedOptions(opts, caseSeed(opts.seed, index)));
+                                missedOptions(opts, index, caseSeed(opts.seed, index)));
   if (!r.ok) {
     ++stats.missedInconclusive;
     return;
@@ -153,18 +155,23 @@ void countMissed(const CampaignOptions &opts, uint64_t index, const Module &orig
 std::optional<Failure> runCase(const CampaignOptions &opts, uint64_t index, CampaignStats &stats) {
   uint64_t seed = caseSeed(opts.seed, index);
   Module m = caseModule(opts, index, seed);
+  const PipelineOptions &pipeline = casePipeline(opts, index);
   // The original sees the option overrides, as in graphvet check --option.
   if (opts.overridesReachOriginal)
-    writeOptionOverrides(m, opts.pipeline);
+    writeOptionOverrides(m, pipeline);
   // Feature coverage is sampled (one case in kFeatureSample): it costs as
   // much as building the graph. Cases come in sampled pairs (2k, 2k + 1) so
   // that a mixed campaign, whose odd cases are typed, samples both
   // generators.
   if (index % (2 * kFeatureSample) < 2)
     stats.features.add(featuresOf(m));
-  Evaluation e = evaluate(m, caseEvalOptions(opts, seed));
+  Evaluation e = evaluate(m, caseEvalOptions(opts, index, seed));
   ++stats.cases;
   countRun(e, stats);
+  std::string label = pipelineLabel(pipeline);
+  CampaignStats::PipelineCounts &perPipeline = stats.byPipeline[label];
+  ++perPipeline.cases;
+  perPipeline.remarks += e.pipeline.remarks.size();
   if (opts.outputDigest)
     stats.outputDigest += outputHash(index, e);
   switch (e.result.verdict) {
@@ -175,26 +182,30 @@ std::optional<Failure> runCase(const CampaignOptions &opts, uint64_t index, Camp
     return std::nullopt;
   case oracle::Verdict::Inconclusive:
     ++stats.inconclusive;
+    ++perPipeline.inconclusive;
     return std::nullopt;
   case oracle::Verdict::Invalid:
     ++stats.invalid;
     ++stats.kinds["invalid-original"];
-    return Failure{index, "invalid-original", "none"};
+    return Failure{index, "invalid-original", "none", label};
   case oracle::Verdict::Violation:
     break;
   }
   ++stats.violations;
+  ++perPipeline.violations;
   std::string kind = e.result.violations.empty() ? "unknown" : e.result.violations[0].kind;
   ++stats.kinds[kind];
-  return Failure{index, kind, joinRules(deletionRules(e.pipeline))};
+  return Failure{index, kind, joinRules(deletionRules(e.pipeline)), label};
 }
 
 /// The interestingness test of a failure class.
-Interesting interestingFor(const CampaignOptions &opts, const std::string &kind, uint64_t seed) {
+Interesting interestingFor(const CampaignOptions &opts, const std::string &kind, uint64_t index,
+                           uint64_t seed) {
   if (kind == "invalid-original") {
     oracle::CheckOptions co = opts.check;
     co.seed = seed;
-    return [co, pipeline = opts.pipeline, reach = opts.overridesReachOriginal](const Module &m) {
+    return [co, pipeline = casePipeline(opts, index),
+            reach = opts.overridesReachOriginal](const Module &m) {
       if (!reach || pipeline.optionOverrides.empty())
         return oracle::checkOriginal(m, co).verdict == oracle::Verdict::Invalid;
       Module overridden = m;
@@ -202,7 +213,7 @@ Interesting interestingFor(const CampaignOptions &opts, const std::string &kind,
       return oracle::checkOriginal(overridden, co).verdict == oracle::Verdict::Invalid;
     };
   }
-  return failsWithKind(caseEvalOptions(opts, seed), kind);
+  return failsWithKind(caseEvalOptions(opts, index, seed), kind);
 }
 
 std::string pipelineFlags(const PipelineOptions &p) {
@@ -223,7 +234,9 @@ Finding shrinkFailure(const CampaignOptions &opts, const Failure &f) {
   out.kind = f.kind;
   out.caseIndex = f.index;
   out.seed = caseSeed(opts.seed, f.index);
-  Interesting interesting = interestingFor(opts, f.kind, out.seed);
+  out.pipeline = f.pipeline;
+  out.pipelineFlags = pipelineCommandFlags(casePipeline(opts, f.index));
+  Interesting interesting = interestingFor(opts, f.kind, f.index, out.seed);
   // RapidCheck's shrink tree of the case's recipe first, then IR reduction.
   Module recipeShrunk;
   unsigned recipeSteps = 0;
@@ -255,7 +268,7 @@ Finding shrinkFailure(const CampaignOptions &opts, const Failure &f) {
   out.shrinkSteps = recipeSteps + reduced.accepted;
   out.original = printModule(final);
 
-  EvalOptions eo = caseEvalOptions(opts, out.seed);
+  EvalOptions eo = caseEvalOptions(opts, f.index, out.seed);
   Evaluation e = evaluate(final, eo);
   out.optimized = printModule(e.optimized);
   out.result = e.result;
@@ -263,7 +276,7 @@ Finding shrinkFailure(const CampaignOptions &opts, const Failure &f) {
   if (f.kind == "invalid-original") {
     Module overridden = final;
     if (opts.overridesReachOriginal)
-      writeOptionOverrides(overridden, opts.pipeline);
+      writeOptionOverrides(overridden, casePipeline(opts, f.index));
     out.result = oracle::checkOriginal(overridden, eo.check);
   } else if (opts.confirmWithZ3 && !(opts.stop && opts.stop->load())) {
     EvalOptions z3 = eo;
@@ -337,7 +350,7 @@ MissedExample makeMissedExample(const CampaignOptions &opts, const CampaignStats
   ex.seed = caseSeed(opts.seed, hit.caseIndex);
   Module original = caseModule(opts, hit.caseIndex, ex.seed);
   ex.nodesBefore = countNodes(original);
-  MissedOptions mo = missedOptions(opts, ex.seed);
+  MissedOptions mo = missedOptions(opts, hit.caseIndex, ex.seed);
   mo.checkPassOutput = true; // a reduced graph must stay a sound pass case
   auto removableItem = [&](const MissedReport &r) -> const MissedItem * {
     if (!r.ok || r.passVerdict != oracle::Verdict::Sound)
@@ -361,8 +374,7 @@ MissedExample makeMissedExample(const CampaignOptions &opts, const CampaignStats
   mo.keepCandidates = true;
   MissedReport r = findMissed(reduced, mo);
   const MissedItem *item = removableItem(r);
-  std::string passes = passesFlag(opts.pipeline);
-  std::string flags = (passes.empty() ? "" : " --passes " + passes) + pipelineFlags(opts.pipeline);
+  std::string flags = pipelineCommandFlags(casePipeline(opts, hit.caseIndex));
   std::string text;
   if (item) {
     ex.node = item->node;
@@ -418,6 +430,71 @@ std::optional<CaseGenerator> parseCaseGenerator(std::string_view name) {
   return std::nullopt;
 }
 
+size_t casePipelineIndex(const CampaignOptions &opts, uint64_t index) {
+  if (opts.pipelines.empty())
+    return 0;
+  return static_cast<size_t>((index / 2) % opts.pipelines.size());
+}
+
+const PipelineOptions &casePipeline(const CampaignOptions &opts, uint64_t index) {
+  return opts.pipelines.empty() ? opts.pipeline : opts.pipelines[casePipelineIndex(opts, index)];
+}
+
+std::string pipelineLabel(const PipelineOptions &p) {
+  std::string out;
+  if (!p.passes)
+    out = "O" + std::to_string(p.optLevel);
+  for (const std::string &name : p.passes.value_or(std::vector<std::string>{}))
+    out += out.empty() ? name : "," + name;
+  std::string overrides;
+  for (const auto &[key, value] : p.optionOverrides)
+    overrides += (overrides.empty() ? key : "," + key) + "=" + value;
+  return overrides.empty() ? out : out + "[" + overrides + "]";
+}
+
+std::string pipelineCommandFlags(const PipelineOptions &p) {
+  std::string passes = passesFlag(p);
+  return (passes.empty() ? std::string() : " --passes " + passes) + pipelineFlags(p);
+}
+
+std::vector<PipelineOptions> everyPipeline(const PipelineOptions &base) {
+  // The option a pass needs before it does anything, and its values.
+  std::vector<std::string> targets;
+  for (const auto &[name, target] : builtinTargetTable().targets)
+    targets.push_back(name);
+  const std::map<std::string_view, std::pair<std::string, std::vector<std::string>>> needs = {
+      {"convert-layout", {"convert_layout.target", {"NHWC"}}},
+      {"legalize", {"legalize.target", targets}},
+      {"partition-graph", {"partition_graph.target", targets}},
+  };
+  std::vector<PipelineOptions> out;
+  for (const PassInfo &p : allPasses()) {
+    std::string name(p.name);
+    if (std::find(base.disabled.begin(), base.disabled.end(), name) != base.disabled.end())
+      continue;
+    PipelineOptions one = base;
+    one.passes = std::vector<std::string>{name};
+    one.disabled.clear();
+    auto need = needs.find(p.name);
+    if (need == needs.end() || one.optionOverrides.count(need->second.first)) {
+      out.push_back(std::move(one));
+      continue;
+    }
+    for (const std::string &value : need->second.second) {
+      PipelineOptions withTarget = one;
+      withTarget.optionOverrides[need->second.first] = value;
+      out.push_back(std::move(withTarget));
+    }
+  }
+  out.push_back(base);
+  if (!base.optionOverrides.count("convert_layout.target")) {
+    PipelineOptions nhwc = base;
+    nhwc.optionOverrides["convert_layout.target"] = "NHWC";
+    out.push_back(std::move(nhwc));
+  }
+  return out;
+}
+
 void CampaignStats::merge(const CampaignStats &o) {
   cases += o.cases;
   sound += o.sound;
@@ -448,6 +525,13 @@ void CampaignStats::merge(const CampaignStats &o) {
   for (size_t i = 0; i < kNumFeatures; ++i)
     features.counts[i] += o.features.counts[i];
   features.modules += o.features.modules;
+  for (const auto &[label, c] : o.byPipeline) {
+    PipelineCounts &mine = byPipeline[label];
+    mine.cases += c.cases;
+    mine.violations += c.violations;
+    mine.inconclusive += c.inconclusive;
+    mine.remarks += c.remarks;
+  }
   outputDigest += o.outputDigest;
 }
 
@@ -465,8 +549,9 @@ std::string Finding::fileText() const {
   std::string generatorFlag = generator == CaseGenerator::Memory
                                   ? ""
                                   : " --generator " + std::string(caseGeneratorName(generator));
-  out += fmt::format("# seed: {} (redraw the unshrunk case: graphvet fuzz --seed {} --cases 1{})\n",
-                     seed, seed, generatorFlag);
+  out +=
+      fmt::format("# seed: {} (redraw the unshrunk case: graphvet fuzz --seed {} --cases 1{}{})\n",
+                  seed, seed, generatorFlag, pipelineFlags);
   out += fmt::format("# shrunk: {} -> {} nodes in {} steps; {} duplicate case{}\n", nodesBefore,
                      nodesAfter, shrinkSteps, duplicates, duplicates == 1 ? "" : "s");
   out += fmt::format("# confirmed with Z3: {}\n", confirmedWithZ3 ? "yes" : "no");
@@ -636,7 +721,7 @@ CampaignResult runCampaign(const CampaignOptions &opts) {
   std::map<std::string, size_t> firstOfClass; // failure class -> finding index
   for (size_t i = 0; i < shrunk.size(); ++i) {
     Finding &f = shrunk[i];
-    std::string key = f.kind + "|" + f.rules + "|" + f.signature;
+    std::string key = f.kind + "|" + f.rules + "|" + f.pipeline + "|" + f.signature;
     auto [it, fresh] = byKey.emplace(key, result.findings.size());
     if (fresh)
       result.findings.push_back(std::move(f));
@@ -656,11 +741,12 @@ CampaignResult runCampaign(const CampaignOptions &opts) {
     if (ec)
       result.errors.push_back(opts.outDir + ": error: cannot create directory: " + ec.message());
   }
-  std::string passes = passesFlag(opts.pipeline);
   for (Finding &f : result.findings) {
+    const PipelineOptions &pipeline = casePipeline(opts, f.caseIndex);
     std::string shown = opts.outDir.empty() ? f.fileName : opts.outDir + "/" + f.fileName;
-    f.replay = oracle::replayPassesCommand(shown, passes, f.seed, opts.check.arithmetics) +
-               pipelineFlags(opts.pipeline) + (f.confirmedWithZ3 ? "" : " --no-z3");
+    f.replay =
+        oracle::replayPassesCommand(shown, passesFlag(pipeline), f.seed, opts.check.arithmetics) +
+        pipelineFlags(pipeline) + (f.confirmedWithZ3 ? "" : " --no-z3");
     f.result.replay = f.replay;
     if (opts.outDir.empty())
       continue;

@@ -44,6 +44,12 @@ struct CampaignOptions {
   std::optional<double> seconds;
   unsigned jobs = 1;
   PipelineOptions pipeline;
+  /// `graphvet fuzz --passes all`: when not empty, these pipelines replace
+  /// `pipeline` and take turns: case i runs pipelines[casePipelineIndex(i)]
+  /// (consecutive pairs of cases share one, so in a mixed campaign every
+  /// pipeline meets both generators). Findings, replay commands and the
+  /// per-pipeline counts name the pipeline of their case.
+  std::vector<PipelineOptions> pipelines;
   /// As EvalOptions::overridesReachOriginal: the generated originals get the
   /// pipeline's option overrides too, as `graphvet check --option` (the
   /// findings' replay command) applies them. false only to inject faults.
@@ -116,6 +122,24 @@ struct CampaignOptions {
   }
 };
 
+/// Which entry of opts.pipelines case `index` runs (0 when there are none),
+/// and that pipeline (opts.pipeline when there are none).
+size_t casePipelineIndex(const CampaignOptions &opts, uint64_t index);
+const PipelineOptions &casePipeline(const CampaignOptions &opts, uint64_t index);
+/// A pipeline's short name in figures and reports: its explicit pass list
+/// ("cse", "dce,cse") or its level ("O3"), then its option overrides
+/// ("legalize[legalize.target=npu]").
+std::string pipelineLabel(const PipelineOptions &p);
+/// The command-line flags that run `p` (" --passes cse", " -O 2 --option
+/// 'k=v'"; "" for the default -O3), for replay and redraw commands.
+std::string pipelineCommandFlags(const PipelineOptions &p);
+/// The pipelines of `graphvet fuzz --passes all`: each pass of the table
+/// alone (unless `base` disables it), a pass that needs a target once per
+/// target (convert-layout: NHWC; legalize and partition-graph: each target of
+/// the shipped table), then base's level pipeline, without and with the NHWC
+/// layout target. All keep base's option overrides.
+std::vector<PipelineOptions> everyPipeline(const PipelineOptions &base);
+
 /// The campaign counts the features of one case in kFeatureSample (the
 /// first two of every 2 * kFeatureSample, so a mixed campaign samples both
 /// generators).
@@ -166,6 +190,13 @@ struct CampaignStats {
   /// Violating cases by kind.
   std::map<std::string, uint64_t> kinds;
   FeatureCounts features; ///< over the sampled cases (features.modules of them)
+  /// Per pipeline (pipelineLabel), in a campaign over several
+  /// (CampaignOptions::pipelines) or one: cases run, violations,
+  /// inconclusive verdicts and the remarks its passes made (how much it did).
+  struct PipelineCounts {
+    uint64_t cases = 0, violations = 0, inconclusive = 0, remarks = 0;
+  };
+  std::map<std::string, PipelineCounts> byPipeline;
   /// With CampaignOptions::outputDigest: the sum (mod 2^64) over the cases
   /// of a 64-bit FNV-1a hash of (case index, output). A sum, so it does not
   /// depend on which job ran which case.
@@ -183,6 +214,9 @@ struct Finding {
   uint64_t seed = 0; ///< case seed: `graphvet fuzz --seed <seed> --cases 1` redraws it
   /// The generator that drew the case (the redraw command names it).
   CaseGenerator generator = CaseGenerator::Memory;
+  /// The pipeline the case ran (pipelineLabel) and the flags that run it
+  /// (pipelineCommandFlags; the redraw and replay commands use them).
+  std::string pipeline, pipelineFlags;
   size_t nodesBefore = 0, nodesAfter = 0;
   unsigned shrinkSteps = 0; ///< accepted recipe shrinks + IR edits
   unsigned duplicates = 0;  ///< other failing cases that shrank to the same finding

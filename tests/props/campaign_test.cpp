@@ -6,6 +6,7 @@
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
+#include "passes/pass_manager.h"
 #include "passes/reuse_options.h"
 #include "props/build_module.h"
 #include "props/campaign.h"
@@ -19,8 +20,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 namespace graphvet::props {
 namespace {
@@ -150,6 +153,67 @@ TEST(Campaign, ModuleOptionsReachTypedPassesAndTheReplayCommand) {
     EXPECT_NE(r.findings[0].fileText().find("# replay: "), std::string::npos);
     EXPECT_NE(r.findings[0].fileText().find(flag), std::string::npos);
   }
+}
+
+// `graphvet fuzz --passes all`: every pass of the table alone (a pass that
+// needs a target once per target) and the -O3 pipeline take turns, two cases
+// each, and the figures are kept per pipeline.
+TEST(Campaign, PassesAllRotatesEveryPassAndTheLevelPipeline) {
+  std::vector<PipelineOptions> all = everyPipeline(PipelineOptions{});
+  std::set<std::string> labels;
+  for (const PipelineOptions &p : all)
+    labels.insert(pipelineLabel(p));
+  EXPECT_EQ(labels.size(), all.size()) << "labels must tell the pipelines apart";
+  for (const PassInfo &p : allPasses())
+    EXPECT_TRUE(std::any_of(all.begin(), all.end(), [&](const PipelineOptions &o) {
+      return o.passes && o.passes->size() == 1 && (*o.passes)[0] == p.name;
+    })) << p.name;
+  EXPECT_TRUE(labels.count("O3"));
+  EXPECT_TRUE(labels.count("O3[convert_layout.target=NHWC]"));
+  EXPECT_TRUE(labels.count("legalize[legalize.target=npu]"));
+  EXPECT_TRUE(labels.count("partition-graph[partition_graph.target=dsp]"));
+  PipelineOptions noCse;
+  noCse.disabled = {"cse"};
+  EXPECT_EQ(everyPipeline(noCse).size(), all.size() - 1);
+
+  CampaignOptions o = smallCampaign(1);
+  o.generator = CaseGenerator::Mixed;
+  o.pipelines = all;
+  o.cases = 4 * all.size();
+  CampaignResult r = runCampaign(o);
+  ASSERT_EQ(r.stats.byPipeline.size(), all.size());
+  for (const auto &[label, counts] : r.stats.byPipeline)
+    EXPECT_EQ(counts.cases, 4u) << label;
+  EXPECT_EQ(r.stats.violations, 0u);
+}
+
+// A finding of a `--passes all` campaign names the pipeline of its case, and
+// its replay and redraw commands run that pipeline.
+TEST(Campaign, PassesAllFindingsReplayTheirOwnPipeline) {
+  // As above: the reuse override reaches the passes only, so a deleted copy
+  // of a user input is a dependable violation of tensor-move-delete.
+  PipelineOptions base;
+  base.optionOverrides[std::string(kInputReuseMemIndexes)] = "0,1,2,3,4,5,6,7";
+  CampaignOptions o = smallCampaign(1);
+  o.pipelines = everyPipeline(base);
+  o.cases = 600;
+  o.overridesReachOriginal = false;
+  CampaignResult r = runCampaign(o);
+  ASSERT_FALSE(r.findings.empty());
+  for (const Finding &f : r.findings) {
+    bool tmd = f.pipeline.rfind("tensor-move-delete", 0) == 0;
+    EXPECT_TRUE(tmd || f.pipeline.rfind("O3", 0) == 0) << f.pipeline;
+    EXPECT_EQ(f.replay.find("--passes tensor-move-delete") != std::string::npos, tmd) << f.replay;
+    EXPECT_EQ(f.replay.find("--passes") == std::string::npos, !tmd) << f.replay;
+    EXPECT_NE(f.fileText().find("--cases 1" + f.pipelineFlags), std::string::npos);
+  }
+  uint64_t failing = 0;
+  for (const auto &[label, counts] : r.stats.byPipeline)
+    if (counts.violations > 0) {
+      ++failing;
+      EXPECT_TRUE(label.rfind("tensor-move-delete", 0) == 0 || label.rfind("O3", 0) == 0) << label;
+    }
+  EXPECT_GT(failing, 0u);
 }
 
 // A mixed campaign's feature sample holds cases of both generators: the

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <iostream>
@@ -43,8 +44,12 @@ struct FuzzCmdOptions {
   unsigned missedArithmetics = 8;
   unsigned arithmetics = 1;
   bool outputDigest = false;
-  std::string generator = "memory";
+  /// Empty: --generator was not given (memory; mixed with --passes all).
+  std::string generator;
 };
+
+/// `--passes all`: every pass alone, then the -O pipeline of the other flags.
+constexpr std::string_view kAllPasses = "all";
 
 // The ranges of the campaign's size options.
 constexpr double kMinSeconds = 0.001;
@@ -60,7 +65,7 @@ std::string commandLine(const FuzzCmdOptions &c) {
   if (c.cases)
     out += fmt::format(" --cases {}", *c.cases);
   out += fmt::format(" --seed {} --jobs {}", c.seed, c.jobs);
-  if (c.generator != "memory")
+  if (!c.generator.empty())
     out += " --generator " + c.generator;
   if (c.pipeline.passes)
     out += " --passes " + *c.pipeline.passes;
@@ -103,6 +108,12 @@ nlohmann::ordered_json toJson(const props::CampaignResult &r, const props::Campa
   const props::CampaignStats &s = r.stats;
   nlohmann::ordered_json j;
   j["generator"] = props::caseGeneratorName(o.generator);
+  if (!o.pipelines.empty()) {
+    std::vector<std::string> labels;
+    for (const PipelineOptions &p : o.pipelines)
+      labels.push_back(props::pipelineLabel(p));
+    j["pipelines"] = labels;
+  }
   j["cases"] = s.cases;
   j["seconds"] = s.seconds;
   j["cases_per_second"] = s.casesPerSecond();
@@ -158,11 +169,19 @@ nlohmann::ordered_json toJson(const props::CampaignResult &r, const props::Campa
     features[std::string(props::featureName(static_cast<props::Feature>(i)))] =
         s.features.counts[i];
   j["features"] = features;
+  nlohmann::ordered_json byPipeline = nlohmann::ordered_json::object();
+  for (const auto &[label, c] : s.byPipeline)
+    byPipeline[label] = {{"cases", c.cases},
+                         {"violations", c.violations},
+                         {"inconclusive", c.inconclusive},
+                         {"remarks", c.remarks}};
+  j["by_pipeline"] = byPipeline;
   nlohmann::ordered_json details = nlohmann::ordered_json::array();
   for (const props::Finding &f : r.findings)
     details.push_back({{"path", f.path.empty() ? f.fileName : f.path},
                        {"kind", f.kind},
                        {"rules", f.rules},
+                       {"pipeline", f.pipeline},
                        {"seed", f.seed},
                        {"nodes_before", f.nodesBefore},
                        {"nodes_after", f.nodesAfter},
@@ -181,6 +200,10 @@ void printSummary(const props::CampaignResult &r) {
                            s.inconclusive, s.invalid);
   std::cout << fmt::format("TensorMoves: {} seen, {} deleted, {} kept\n", s.tensorMoves, s.deleted,
                            s.kept);
+  if (s.byPipeline.size() > 1)
+    for (const auto &[label, c] : s.byPipeline)
+      std::cout << fmt::format("  {:<24} {:7} cases, {} violations, {} inconclusive, {} remarks\n",
+                               label, c.cases, c.violations, c.inconclusive, c.remarks);
   if (s.outputDigest != 0)
     std::cout << fmt::format("Output digest: {:016x}\n", s.outputDigest);
   if (s.missedCases > 0) {
@@ -236,10 +259,18 @@ int runFuzz(const FuzzCmdOptions &cmd) {
   o.missedArithmetics = cmd.missedArithmetics;
   o.check.arithmetics = cmd.arithmetics;
   o.outputDigest = cmd.outputDigest;
-  o.generator = props::parseCaseGenerator(cmd.generator).value_or(props::CaseGenerator::Memory);
-  if (!toPipelineOptions(cmd.pipeline, "fuzz", o.pipeline, std::cerr) ||
+  const bool allPipelines = cmd.pipeline.passes == kAllPasses;
+  o.generator =
+      props::parseCaseGenerator(cmd.generator)
+          .value_or(allPipelines ? props::CaseGenerator::Mixed : props::CaseGenerator::Memory);
+  PipelineCmdOptions pipelineCmd = cmd.pipeline;
+  if (allPipelines)
+    pipelineCmd.passes.reset();
+  if (!toPipelineOptions(pipelineCmd, "fuzz", o.pipeline, std::cerr) ||
       !pipelineCanRun(o.pipeline, "fuzz", std::cerr))
     return kExitBadInput;
+  if (allPipelines)
+    o.pipelines = props::everyPipeline(o.pipeline);
 
   gStopRequested = false;
   o.stop = &gStopRequested;
@@ -339,11 +370,16 @@ void registerFuzz(CLI::App &app, CommandContext &ctx) {
   sub->add_option("--generator", opts->generator,
                   "which generator draws the cases: memory (aliasing, in-place writes, "
                   "TensorMoves, control flow), typed (real dtypes, shapes and values for the "
-                  "numeric passes) or mixed (odd cases typed)")
-      ->check(CLI::IsMember({"memory", "typed", "mixed"}))
-      ->capture_default_str();
+                  "numeric passes) or mixed (odd cases typed); default memory, mixed with "
+                  "--passes all")
+      ->check(CLI::IsMember({"memory", "typed", "mixed"}));
   addIntOption(sub, "--max-steps", opts->maxSteps, 3, 200, "construction steps of the root graph");
-  sub->footer("Without --time or --cases: 1000 cases. SIGINT/SIGTERM stop the campaign; every "
+  sub->footer("--passes all: every pass alone (once per target for convert-layout, legalize and "
+              "partition-graph) and the -O pipeline (also with the NHWC layout target) take turns "
+              "(cases 2k and "
+              "2k+1 share one), over the mixed generator unless --generator says otherwise; "
+              "figures per pipeline in the JSON key by_pipeline. "
+              "Without --time or --cases: 1000 cases. SIGINT/SIGTERM stop the campaign; every "
               "finding is shrunk as far as time allows and saved. Exit status: 0 nothing "
               "found, 1 findings, 2 bad command line or unwritable output.");
   sub->callback([opts, &ctx] { ctx.status = runFuzz(*opts); });
