@@ -42,6 +42,10 @@ constexpr double kWeights[] = {1.0, -1.0, 0.5, 2.0, -2.0, 0.25, 0.0, 3.0, -0.75,
 /// Variances: always > 0, sometimes tiny (1e-6 is an f16 subnormal).
 constexpr double kVariances[] = {1.0, 0.25, 4.0, 1e-6, 2.0, 1e-3};
 constexpr double kMeans[] = {0.0, 1.0, -1.0, 0.5, -2.0};
+/// BatchNormalization scales: kScales and two tiny ones, which fold (divided by
+/// sqrt(var + eps)) into an f16 subnormal: simplify-inference must refuse them.
+constexpr double kBatchNormScales[] = {1.0, 2.0,  0.5,  0.0,  -1.0, -0.5,
+                                       3.0, -0.0, -2.0, 0.25, 1e-6, -3e-7};
 
 /// Weights: mostly ordinary values, sometimes the step's element picks
 /// (specials of tensor-semantics.md §7 included).
@@ -128,8 +132,8 @@ ConvSpec pickConv(Builder &b, const Shape &logical) {
 Value emitBatchNorm(Builder &b, const Value &x, bool nhwc) {
   const int64_t c = toLogical(x.type.shape, nhwc)[1];
   const TensorType p{x.dtype(), {c}};
-  Inputs ins{x, tableConst(b, p, kScales), tableConst(b, p, kWeights), tableConst(b, p, kMeans),
-             tableConst(b, p, kVariances)};
+  Inputs ins{x, tableConst(b, p, kBatchNormScales), tableConst(b, p, kWeights),
+             tableConst(b, p, kMeans), tableConst(b, p, kVariances)};
   AttrMap attrs;
   if (nhwc)
     attrs["layout"] = AttrValue::ofString("NHWC");
