@@ -9,9 +9,11 @@
 #include "ir/verifier.h"
 #include "passes/targets.h"
 #include "props/build_module.h"
+#include "props/contract.h"
 #include "props/evaluate.h"
 #include "props/generate.h"
 #include "props/missed.h"
+#include "props/missed_rewrites.h"
 #include "props/reduce.h"
 #include "props/shrink.h"
 
@@ -105,7 +107,8 @@ Module caseModule(const CampaignOptions &opts, uint64_t index, uint64_t seed) {
 }
 
 EvalOptions caseEvalOptions(const CampaignOptions &opts, uint64_t index, uint64_t seed) {
-  EvalOptions eo{casePipeline(opts, index), opts.check, opts.overridesReachOriginal};
+  EvalOptions eo{casePipeline(opts, index), opts.check, opts.overridesReachOriginal,
+                 opts.checkIdempotence};
   eo.check.seed = seed;
   return eo;
 }
@@ -125,8 +128,15 @@ MissedOptions missedOptions(const CampaignOptions &opts, uint64_t index, uint64_
 /// Tries every copy the pass kept in a sound case and counts the outcome.
 void countMissed(const CampaignOptions &opts, uint64_t index, const Module &original,
                  const Evaluation &e, CampaignStats &stats) {
-  MissedReport r = findMissedIn(original, e.optimized, e.pipeline.remarks,
-                                missedOptions(opts, index, caseSeed(opts.seed, index)));
+  MissedOptions mo = missedOptions(opts, index, caseSeed(opts.seed, index));
+  MissedRewriteReport rewrites =
+      findMissedRewritesIn(original, e.optimized, MissedRewriteOptions{mo.pipeline, mo.check});
+  stats.missedRewrites += rewrites.missed;
+  stats.rewritesNecessary += rewrites.necessary;
+  stats.rewritesInconclusive += rewrites.inconclusive;
+  for (const auto &[rule, n] : rewrites.missedByRule)
+    stats.missedRewritesByRule[rule] += n;
+  MissedReport r = findMissedIn(original, e.optimized, e.pipeline.remarks, mo);
   if (!r.ok) {
     ++stats.missedInconclusive;
     return;
@@ -517,6 +527,11 @@ void CampaignStats::merge(const CampaignStats &o) {
   missedUntried += o.missedUntried;
   for (const auto &[k, v] : o.missedByRule)
     missedByRule[k] += v;
+  for (const auto &[k, v] : o.missedRewritesByRule)
+    missedRewritesByRule[k] += v;
+  missedRewrites += o.missedRewrites;
+  rewritesNecessary += o.rewritesNecessary;
+  rewritesInconclusive += o.rewritesInconclusive;
   missedHits.insert(missedHits.end(), o.missedHits.begin(), o.missedHits.end());
   for (const auto &[k, v] : o.rules)
     rules[k] += v;
@@ -746,7 +761,8 @@ CampaignResult runCampaign(const CampaignOptions &opts) {
     std::string shown = opts.outDir.empty() ? f.fileName : opts.outDir + "/" + f.fileName;
     f.replay =
         oracle::replayPassesCommand(shown, passesFlag(pipeline), f.seed, opts.check.arithmetics) +
-        pipelineFlags(pipeline) + (f.confirmedWithZ3 ? "" : " --no-z3");
+        pipelineFlags(pipeline) + (f.kind == kNotIdempotentKind ? " --idempotent" : "") +
+        (f.confirmedWithZ3 ? "" : " --no-z3");
     f.result.replay = f.replay;
     if (opts.outDir.empty())
       continue;

@@ -44,6 +44,7 @@ struct FuzzCmdOptions {
   unsigned missedArithmetics = 8;
   unsigned arithmetics = 1;
   bool outputDigest = false;
+  bool noIdempotence = false;
   /// Empty: --generator was not given (memory; mixed with --passes all).
   std::string generator;
 };
@@ -76,6 +77,8 @@ std::string commandLine(const FuzzCmdOptions &c) {
     out += fmt::format(" --arithmetics {}", c.arithmetics);
   if (c.stopOnFirst)
     out += " --stop-on-first";
+  if (c.noIdempotence)
+    out += " --no-idempotence";
   if (c.missed)
     out += " --missed";
   if (!c.missedOut.empty())
@@ -131,6 +134,10 @@ nlohmann::ordered_json toJson(const props::CampaignResult &r, const props::Campa
     j["recall"] = s.recall();
     j["recall_all"] = s.recallAll();
     j["missed_by_rule"] = s.missedByRule;
+    j["missed_rewrites"] = {{"missed", s.missedRewrites},
+                            {"necessary", s.rewritesNecessary},
+                            {"inconclusive", s.rewritesInconclusive},
+                            {"missed_by_rule", s.missedRewritesByRule}};
     j["missed_details"] = {{"cases", s.missedCases},
                            {"deleted", s.missedDeleted},
                            {"deleted_unobserved", s.missedDeletedUnobserved},
@@ -220,6 +227,11 @@ void printSummary(const props::CampaignResult &r) {
         s.missedUnobserved, s.missedUnexercised, 100.0 * s.recallAll());
     for (const auto &[rule, n] : s.missedByRule)
       std::cout << fmt::format("  missed {:6}  kept by {}\n", n, rule);
+    std::cout << fmt::format("Mid-end rewrites left open: {} missed, {} necessary, {} "
+                             "inconclusive\n",
+                             s.missedRewrites, s.rewritesNecessary, s.rewritesInconclusive);
+    for (const auto &[rule, n] : s.missedRewritesByRule)
+      std::cout << fmt::format("  missed {:6}  {}\n", n, rule);
     for (const props::MissedExample &ex : r.missedExamples)
       if (!ex.path.empty())
         std::cout << fmt::format("  example: {} ({} -> {} nodes)\n", ex.path, ex.nodesBefore,
@@ -259,6 +271,7 @@ int runFuzz(const FuzzCmdOptions &cmd) {
   o.missedArithmetics = cmd.missedArithmetics;
   o.check.arithmetics = cmd.arithmetics;
   o.outputDigest = cmd.outputDigest;
+  o.checkIdempotence = !cmd.noIdempotence;
   const bool allPipelines = cmd.pipeline.passes == kAllPasses;
   o.generator =
       props::parseCaseGenerator(cmd.generator)
@@ -348,7 +361,10 @@ void registerFuzz(CLI::App &app, CommandContext &ctx) {
   sub->add_flag("--missed", opts->missed,
                 "also try removing every TensorMove the pass kept (in sound cases) and count the "
                 "ones the oracle proves removable: missed optimizations, reported with recall; "
-                "they are figures, not findings");
+                "and take every mid-end rewrite left open (a dead node, an equal pair, a node of "
+                "constant inputs, a cast or transpose pair, an unfused element-wise pair; "
+                "graphvet missed --help) and count the sound ones per rule; figures, not "
+                "findings");
   sub->add_option("--missed-out", opts->missedOut,
                   "save reduced example graphs of missed optimizations here (implies --missed)");
   addIntOption(sub, "--missed-examples", opts->missedExamples, 1, 100,
@@ -367,6 +383,9 @@ void registerFuzz(CLI::App &app, CommandContext &ctx) {
   sub->add_flag("--output-digest", opts->outputDigest,
                 "debugging: also print a digest of every case's pipeline output (optimized "
                 "graph and remarks; JSON key output_digest), to compare two builds");
+  sub->add_flag("--no-idempotence", opts->noIdempotence,
+                "do not run each case's pipeline a second time on its output (by default a "
+                "second run that changes it is a not-idempotent finding)");
   sub->add_option("--generator", opts->generator,
                   "which generator draws the cases: memory (aliasing, in-place writes, "
                   "TensorMoves, control flow), typed (real dtypes, shapes and values for the "
