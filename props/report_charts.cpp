@@ -121,7 +121,7 @@ std::string modeSection(const CampaignResult &r) {
             (features.empty() ? "" : ", ") + std::string(featureName(static_cast<Feature>(f)));
     }
     if (listed > 6)
-      features += fmt::format(", ... ({} in all)", listed);
+      features += ", ...";
     table += fmt::format("<tr id=\"mode-{}\"><th>{}</th><td class=\"num{}\">{}</td>"
                          "<td class=\"num\">{}</td><td>{} ({} of {} seen)</td></tr>\n",
                          failureModeKey(mode), htmlEscape(title), n == 0 ? " zero" : "", n,

@@ -88,9 +88,14 @@ std::string renderLineChart(const LineChart &c) {
       xMax = std::max(xMax, x);
       yMax = std::max(yMax, y);
     }
+  // The x axis ends at the last sample (a campaign of 20.03 s is not drawn
+  // to 25 s); its ticks stop there.
   std::vector<double> xTicks = niceTicks(0, xMax > 0 ? xMax : 1);
+  if (xMax > 0)
+    while (xTicks.size() > 1 && xTicks.back() > xMax * 1.0001)
+      xTicks.pop_back();
   std::vector<double> yTicks = niceTicks(0, yMax > 0 ? yMax : 1);
-  double xEnd = std::max(xTicks.back(), xMax), yEnd = std::max(yTicks.back(), yMax);
+  double xEnd = xMax > 0 ? xMax : xTicks.back(), yEnd = std::max(yTicks.back(), yMax);
   auto px = [&](double x) { return left + plotW * x / xEnd; };
   auto py = [&](double y) { return top + plotH - plotH * y / yEnd; };
 
@@ -140,7 +145,7 @@ std::string renderLineChart(const LineChart &c) {
 }
 
 std::string renderBarChart(const BarChart &c) {
-  const double rowH = 22, barH = 15, top = 34, bottom = 44, right = 56;
+  const double rowH = 22, barH = 15, top = 34, bottom = 44, right = 84;
   double labelW = 60;
   for (const Bar &b : c.bars)
     labelW = std::max(labelW, textWidth(b.label));
