@@ -217,11 +217,17 @@ std::string renderReport(const CampaignResult &result, const CampaignOptions &ca
   std::string passes = passesFlag(campaign.pipeline);
   h += row("seed", std::to_string(campaign.seed));
   h += row("jobs", std::to_string(campaign.jobs));
-  h +=
-      row("passes",
-          passes.empty() ? "default pipeline (-O" + std::to_string(campaign.pipeline.optLevel) + ")"
-                         : passes,
-          false);
+  if (!campaign.pipelines.empty())
+    h += row("passes",
+             fmt::format("all: {} pipelines taking turns (each pass alone, and -O3)",
+                         campaign.pipelines.size()),
+             false);
+  else
+    h += row("passes",
+             passes.empty()
+                 ? "default pipeline (-O" + std::to_string(campaign.pipeline.optLevel) + ")"
+                 : passes,
+             false);
   h += row("race analysis",
            campaign.check.useZ3 ? "Z3 on every case" : "reachability (findings re-checked with Z3)",
            false);
@@ -239,6 +245,15 @@ std::string renderReport(const CampaignResult &result, const CampaignOptions &ca
   if (result.interrupted)
     h += row("interrupted", "yes (by a signal)", false);
   h += "</table>\n";
+  if (s.byPipeline.size() > 1) {
+    h += "<h3>Cases per pipeline</h3>\n<table class=\"pipelines\">\n<tr><th>pipeline</th>"
+         "<th>cases</th><th>violations</th><th>inconclusive</th><th>remarks</th></tr>\n";
+    for (const auto &[label, c] : s.byPipeline)
+      h += fmt::format("<tr><th>{}</th><td class=\"num\">{}</td><td class=\"num\">{}</td>"
+                       "<td class=\"num\">{}</td><td class=\"num\">{}</td></tr>\n",
+                       htmlEscape(label), c.cases, c.violations, c.inconclusive, c.remarks);
+    h += "</table>\n";
+  }
   if (!s.kinds.empty()) {
     h += "<h3>Failing cases by kind</h3>\n<table>\n";
     for (const auto &[k, v] : s.kinds)

@@ -61,24 +61,25 @@ std::string passSection(const CampaignResult &r) {
   BarChart c;
   c.id = "chart-passes";
   c.title = "Coverage per pass: cases where the pass changed the graph";
-  c.description = fmt::format("Bar chart, one bar per pass of the pipeline: the percentage of the "
-                              "{} cases in which the pass changed something.",
-                              s.cases);
-  c.valueLabel = "% of cases where the pass changed the graph";
+  c.description = "Bar chart, one bar per pass: of the cases the pass ran on, the percentage in "
+                  "which it changed something.";
+  c.valueLabel = "% of the cases it ran on where the pass changed the graph";
   c.maxValue = 100;
   std::string table = "<table class=\"passes\">\n<tr><th>pass</th><th>ran</th><th>remarked</th>"
                       "<th>changed the graph</th><th>remarks</th><th>distinct rules</th></tr>\n";
   for (const auto &[name, pc] : s.passes) {
-    double pct =
-        s.cases ? 100.0 * static_cast<double>(pc.changed) / static_cast<double>(s.cases) : 0;
+    // Of the cases the pass ran on: with --passes all each pass runs on
+    // only some of them.
+    double pct = pc.ran ? 100.0 * static_cast<double>(pc.changed) / static_cast<double>(pc.ran) : 0;
     c.bars.push_back({name, pct, fmt::format("{:.0f}% ({})", pct, pc.changed),
-                      fmt::format("{}: changed the graph in {} of {} cases, {} distinct rules",
-                                  name, pc.changed, s.cases, pc.rules.size())});
+                      fmt::format("{}: changed the graph in {} of the {} cases it ran on, {} "
+                                  "distinct rules",
+                                  name, pc.changed, pc.ran, pc.rules.size())});
     table += fmt::format("<tr><th>{}</th><td class=\"num\">{}</td><td class=\"num\">{}</td>"
                          "<td class=\"num{}\">{} ({})</td><td class=\"num\">{}</td>"
                          "<td class=\"num\">{}</td></tr>\n",
                          htmlEscape(name), pc.ran, pc.remarked, pc.changed == 0 ? " zero" : "",
-                         pc.changed, percent(pc.changed, s.cases), pc.remarks, pc.rules.size());
+                         pc.changed, percent(pc.changed, pc.ran), pc.remarks, pc.rules.size());
   }
   table += "</table>\n";
   if (s.passes.empty())

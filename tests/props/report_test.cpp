@@ -71,7 +71,8 @@ void addPlotData(CampaignResult &r) {
                 {1.5, 400, 280, 58, 90},
                 {2.5, 1234, 834, 61, 95}};
   r.stats.features.modules = 40;
-  r.stats.passes["cse"] = {1234, 600, 300, 900, {"merged:cse", "kept:effect"}};
+  // cse ran on half the cases only (as in a --passes all campaign).
+  r.stats.passes["cse"] = {617, 600, 300, 900, {"merged:cse", "kept:effect"}};
   r.stats.passes["dce"] = {1234, 1000, 900, 5000, {"deleted:dead"}};
   r.stats.passes["tensor-move-delete"] = {1234, 700, 0, 800, {"kept:rule4-conflict"}};
   for (size_t i = 0; i < kNumFailureModes; ++i)
@@ -160,6 +161,7 @@ TEST(Report, DrawsTheTimeSeriesAndCoverageCharts) {
   for (const char *pass : {"cse", "dce", "tensor-move-delete"})
     EXPECT_NE(passes.find(std::string("data-label=\"") + pass + "\""), std::string::npos) << pass;
   EXPECT_NE(passes.find(">73% (900)</text>"), std::string::npos); // dce: 900 of 1234
+  EXPECT_NE(passes.find(">49% (300)</text>"), std::string::npos); // cse: 300 of the 617 it ran on
   EXPECT_NE(passes.find(">0% (0)</text>"), std::string::npos);    // tensor-move-delete
   EXPECT_NE(passes.find(">100</text>"), std::string::npos);       // the axis ends at 100%
 
@@ -178,6 +180,22 @@ TEST(Report, DrawsTheTimeSeriesAndCoverageCharts) {
   EXPECT_NE(modes.find(">90% (36)</text>"), std::string::npos); // the last mode: 36 of 40
   EXPECT_NE(modes.find("% of the 40 sampled cases touching the mode"), std::string::npos);
   EXPECT_NE(html.find("id=\"mode-effect-blindness\""), std::string::npos); // the table
+}
+
+TEST(Report, ListsThePipelinesOfAPassesAllCampaign) {
+  CampaignResult r = sampleResult();
+  r.stats.byPipeline["-O3"] = {700, 1, 0, 5000};
+  r.stats.byPipeline["cse"] = {534, 0, 2, 900};
+  CampaignOptions o;
+  o.pipelines.resize(2);
+  std::string html = renderReport(r, o);
+  EXPECT_NE(html.find("all: 2 pipelines taking turns"), std::string::npos);
+  size_t at = html.find("<table class=\"pipelines\">");
+  ASSERT_NE(at, std::string::npos);
+  std::string rows = html.substr(at, html.find("</table>", at) - at);
+  EXPECT_NE(rows.find("<tr><th>-O3</th><td class=\"num\">700</td><td class=\"num\">1</td>"),
+            std::string::npos);
+  EXPECT_NE(rows.find("<tr><th>cse</th><td class=\"num\">534</td>"), std::string::npos);
 }
 
 TEST(Report, SaysSoWithoutATimeSeries) {
