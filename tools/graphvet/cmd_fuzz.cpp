@@ -183,6 +183,30 @@ nlohmann::ordered_json toJson(const props::CampaignResult &r, const props::Campa
                          {"inconclusive", c.inconclusive},
                          {"remarks", c.remarks}};
   j["by_pipeline"] = byPipeline;
+  // Coverage per failure mode (props/failure_modes.h), over the same sampled
+  // cases as the features; per pass, over every case.
+  nlohmann::ordered_json modes;
+  for (size_t i = 0; i < props::kNumFailureModes; ++i)
+    modes[std::string(props::failureModeKey(static_cast<props::FailureMode>(i)))] =
+        s.failureModeCases[i];
+  j["failure_modes"] = {{"sampled_cases", s.features.modules}, {"cases", modes}};
+  nlohmann::ordered_json passes;
+  for (const auto &[name, pc] : s.passes)
+    passes[name] = {{"ran", pc.ran},
+                    {"remarked", pc.remarked},
+                    {"changed", pc.changed},
+                    {"remarks", pc.remarks},
+                    {"rules", pc.rules.size()}};
+  j["passes"] = passes;
+  // Phase 1 over time (samples about every 0.5 s, at most 200).
+  nlohmann::ordered_json timeline = nlohmann::ordered_json::array();
+  for (const props::TimelinePoint &p : r.timeline)
+    timeline.push_back({{"seconds", p.seconds},
+                        {"cases", p.cases},
+                        {"cases_per_second", p.casesPerSecond},
+                        {"rules", p.rules},
+                        {"features", p.features}});
+  j["timeline"] = timeline;
   nlohmann::ordered_json details = nlohmann::ordered_json::array();
   for (const props::Finding &f : r.findings)
     details.push_back({{"path", f.path.empty() ? f.fileName : f.path},
