@@ -240,7 +240,7 @@ void Exporter::emitOp(GraphId g, NodeId id, onnx::GraphProto *gp) {
   for (uint32_t k = 0; k < n.numOutputs; ++k) {
     if (auto in = refInput(n, k))
       refuse(fmt::format("output {} writes input {} in place; ONNX values are immutable", k, *in));
-    if (n.boolAttr(Node::portKey(true, k, "reuse_input")))
+    if (n.portBoolAttr(true, k, "reuse_input"))
       refuse(fmt::format("output {} shares an input's buffer (out{}.reuse_input)", k, k));
     if (refVarSrcName(n, k))
       refuse(fmt::format("output {} is bound to a variable", k));

@@ -199,7 +199,7 @@ void Exporter::reserveOutput(GraphId g, OutPort p, const std::string &name) {
         continue;
       for (size_t k = 0; k < out.inputs.size(); ++k)
         if (out.inputs[k] &&
-            out.intAttr(Node::portKey(false, static_cast<uint32_t>(k), "_parent_node_index"))
+            out.portIntAttr(false, static_cast<uint32_t>(k), "_parent_node_index")
                     .value_or(static_cast<int64_t>(k)) == static_cast<int64_t>(p.index))
           return reserveOutput(sub, *out.inputs[k], name);
     }
@@ -313,9 +313,8 @@ std::vector<std::string> Exporter::resultsOf(GraphId g, size_t holderOutputs) {
     if (opKind(n) != OpKind::NetOutput)
       continue;
     for (size_t k = 0; k < n.inputs.size(); ++k) {
-      int64_t index =
-          n.intAttr(Node::portKey(false, static_cast<uint32_t>(k), "_parent_node_index"))
-              .value_or(static_cast<int64_t>(k));
+      int64_t index = n.portIntAttr(false, static_cast<uint32_t>(k), "_parent_node_index")
+                          .value_or(static_cast<int64_t>(k));
       if (index >= 0 && static_cast<size_t>(index) < holderOutputs)
         results[static_cast<size_t>(index)] = valueOf(g, n.inputs[k]);
     }
@@ -426,7 +425,7 @@ bool Exporter::isIterationCounter(GraphId bodyG, const std::string &initial) con
     if (opKind(out) != OpKind::NetOutput)
       continue;
     for (size_t k = 0; k < out.inputs.size(); ++k) {
-      if (out.intAttr(Node::portKey(false, static_cast<uint32_t>(k), "_parent_node_index"))
+      if (out.portIntAttr(false, static_cast<uint32_t>(k), "_parent_node_index")
                   .value_or(static_cast<int64_t>(k)) != 0 ||
           !out.inputs[k])
         continue;

@@ -223,7 +223,7 @@ private:
         if (opKind(out) != OpKind::NetOutput)
           continue;
         for (uint32_t i = 0; i < out.inputs.size(); ++i) {
-          auto idx = out.intAttr(Node::portKey(false, i, "_parent_node_index"));
+          auto idx = out.portIntAttr(false, i, "_parent_node_index");
           if (idx && *idx == static_cast<int64_t>(port.index) && out.inputs[i])
             return producerStep(id, sub, *out.inputs[i], depth + 1);
         }
@@ -311,7 +311,7 @@ public:
       if (opKind(no) != OpKind::NetOutput)
         continue;
       for (uint32_t i = 0; i < no.inputs.size(); ++i) {
-        auto j = no.intAttr(Node::portKey(false, i, "_parent_node_index"));
+        auto j = no.portIntAttr(false, i, "_parent_node_index");
         if (!j || *j < 0 || !no.inputs[i])
           continue;
         out.push_back({static_cast<uint32_t>(*j), candidatesOf(body, *no.inputs[i])});

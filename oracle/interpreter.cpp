@@ -199,7 +199,7 @@ struct Interpreter::Impl {
         continue;
       for (uint32_t i = 0; i < out.inputs.size(); ++i) {
         bool match = byPosition ? i == parentIndex
-                                : out.intAttr(Node::portKey(false, i, "_parent_node_index")) ==
+                                : out.portIntAttr(false, i, "_parent_node_index") ==
                                       std::optional<int64_t>(parentIndex);
         if (match)
           return out.inputs[i] ? plan.portId(sub, *out.inputs[i]) : kNoPort;
@@ -245,7 +245,7 @@ struct Interpreter::Impl {
         if (opKind(out) != OpKind::NetOutput)
           continue;
         for (uint32_t i = 0; i < out.inputs.size(); ++i) {
-          auto j = out.intAttr(Node::portKey(false, i, "_parent_node_index"));
+          auto j = out.portIntAttr(false, i, "_parent_node_index");
           if (j && *j >= 0 && out.inputs[i])
             e.bodyResults.push_back(
                 {static_cast<uint32_t>(*j), plan.portId(n.subgraphs[1], *out.inputs[i])});

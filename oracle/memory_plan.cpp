@@ -190,7 +190,7 @@ private:
       return std::nullopt;
     const Node &out = g.node(found);
     for (uint32_t m = 0; m < out.inputs.size(); ++m) {
-      auto idx = out.intAttr(Node::portKey(false, m, "_parent_node_index"));
+      auto idx = out.portIntAttr(false, m, "_parent_node_index");
       if (idx && *idx == static_cast<int64_t>(j))
         return std::make_pair(found, m);
     }

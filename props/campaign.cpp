@@ -9,9 +9,11 @@
 #include "ir/verifier.h"
 #include "passes/targets.h"
 #include "props/build_module.h"
+#include "props/contract.h"
 #include "props/evaluate.h"
 #include "props/generate.h"
 #include "props/missed.h"
+#include "props/missed_rewrites.h"
 #include "props/reduce.h"
 #include "props/shrink.h"
 
@@ -62,6 +64,35 @@ std::string sanitize(const std::string &s) {
   return out.substr(0, 60);
 }
 
+/// Per-pass coverage of one case (CampaignStats::passes).
+void countPasses(const PipelineResult &p, CampaignStats &stats) {
+  std::set<std::string> remarked, changed;
+  for (const auto &[pass, ps] : p.stats)
+    ++stats.passes[pass].ran;
+  for (const Remark &r : p.remarks) {
+    PassCoverage &pc = stats.passes[r.pass];
+    ++pc.remarks;
+    pc.rules.insert(r.decision + ":" + r.rule);
+    remarked.insert(r.pass);
+    if (r.decision != "kept" && r.decision != "skipped")
+      changed.insert(r.pass);
+  }
+  for (const std::string &pass : remarked)
+    ++stats.passes[pass].remarked;
+  for (const std::string &pass : changed)
+    ++stats.passes[pass].changed;
+}
+
+/// The failure modes a sampled case touched (failure_modes.h).
+void countFailureModes(const FeatureSet &features, const PipelineResult &p, CampaignStats &stats) {
+  std::vector<std::string_view> tags;
+  for (const Remark &r : p.remarks)
+    tags.push_back(r.rule);
+  FailureModeSet touched = failureModesOfCase({&features, &tags, p.iterations, p.reachedFixpoint});
+  for (size_t i = 0; i < kNumFailureModes; ++i)
+    stats.failureModeCases[i] += touched[i];
+}
+
 void countRun(const Evaluation &e, CampaignStats &stats) {
   for (const auto &[pass, ps] : e.pipeline.stats) {
     auto get = [&](const char *k) {
@@ -74,6 +105,7 @@ void countRun(const Evaluation &e, CampaignStats &stats) {
   }
   for (const Remark &r : e.pipeline.remarks)
     ++stats.rules[r.decision + ":" + r.rule];
+  countPasses(e.pipeline, stats);
 }
 
 /// The hash of one case's pipeline output for CampaignStats::outputDigest.
@@ -105,7 +137,8 @@ Module caseModule(const CampaignOptions &opts, uint64_t index, uint64_t seed) {
 }
 
 EvalOptions caseEvalOptions(const CampaignOptions &opts, uint64_t index, uint64_t seed) {
-  EvalOptions eo{casePipeline(opts, index), opts.check, opts.overridesReachOriginal};
+  EvalOptions eo{casePipeline(opts, index), opts.check, opts.overridesReachOriginal,
+                 opts.checkIdempotence};
   eo.check.seed = seed;
   return eo;
 }
@@ -125,8 +158,15 @@ MissedOptions missedOptions(const CampaignOptions &opts, uint64_t index, uint64_
 /// Tries every copy the pass kept in a sound case and counts the outcome.
 void countMissed(const CampaignOptions &opts, uint64_t index, const Module &original,
                  const Evaluation &e, CampaignStats &stats) {
-  MissedReport r = findMissedIn(original, e.optimized, e.pipeline.remarks,
-                                missedOptions(opts, index, caseSeed(opts.seed, index)));
+  MissedOptions mo = missedOptions(opts, index, caseSeed(opts.seed, index));
+  MissedRewriteReport rewrites =
+      findMissedRewritesIn(original, e.optimized, MissedRewriteOptions{mo.pipeline, mo.check});
+  stats.missedRewrites += rewrites.missed;
+  stats.rewritesNecessary += rewrites.necessary;
+  stats.rewritesInconclusive += rewrites.inconclusive;
+  for (const auto &[rule, n] : rewrites.missedByRule)
+    stats.missedRewritesByRule[rule] += n;
+  MissedReport r = findMissedIn(original, e.optimized, e.pipeline.remarks, mo);
   if (!r.ok) {
     ++stats.missedInconclusive;
     return;
@@ -163,11 +203,16 @@ std::optional<Failure> runCase(const CampaignOptions &opts, uint64_t index, Camp
   // much as building the graph. Cases come in sampled pairs (2k, 2k + 1) so
   // that a mixed campaign, whose odd cases are typed, samples both
   // generators.
-  if (index % (2 * kFeatureSample) < 2)
-    stats.features.add(featuresOf(m));
+  std::optional<FeatureSet> features;
+  if (index % (2 * kFeatureSample) < 2) {
+    features = featuresOf(m);
+    stats.features.add(*features);
+  }
   Evaluation e = evaluate(m, caseEvalOptions(opts, index, seed));
   ++stats.cases;
   countRun(e, stats);
+  if (features)
+    countFailureModes(*features, e.pipeline, stats);
   std::string label = pipelineLabel(pipeline);
   CampaignStats::PipelineCounts &perPipeline = stats.byPipeline[label];
   ++perPipeline.cases;
@@ -327,6 +372,54 @@ bool writeAtomically(const std::string &path, const std::string &text, std::stri
   }
   return true;
 }
+
+/// The samples of CampaignResult::timeline: at most maxPoints, thinned to
+/// every other one (and the interval doubled) when full.
+class Timeline {
+public:
+  Timeline(double interval, size_t maxPoints)
+      : interval_(std::max(0.01, interval)), max_(std::max<size_t>(3, maxPoints)) {}
+  bool due(double seconds) const { return seconds >= next_; }
+  void add(double seconds, const CampaignStats &s) {
+    points_.push_back(pointOf(seconds, s));
+    // Full: keep every other sample (the size stays below max_, leaving a
+    // slot for the final one).
+    if (points_.size() >= max_) {
+      std::vector<TimelinePoint> thinned;
+      for (size_t i = 0; i < points_.size(); i += 2)
+        thinned.push_back(points_[i]);
+      points_ = std::move(thinned);
+      interval_ *= 2;
+    }
+    next_ = points_.back().seconds + interval_;
+  }
+  /// The samples with the final stats appended and the rates filled in.
+  std::vector<TimelinePoint> finish(const CampaignStats &final) {
+    points_.push_back(pointOf(final.seconds, final));
+    for (size_t i = 1; i < points_.size(); ++i) {
+      double dt = points_[i].seconds - points_[i - 1].seconds;
+      points_[i].casesPerSecond =
+          dt > 0 ? static_cast<double>(points_[i].cases - points_[i - 1].cases) / dt : 0;
+    }
+    return std::move(points_);
+  }
+
+private:
+  static TimelinePoint pointOf(double seconds, const CampaignStats &s) {
+    TimelinePoint p;
+    p.seconds = seconds;
+    p.cases = s.cases;
+    p.rules = s.rules.size();
+    p.features = static_cast<size_t>(std::count_if(
+        s.features.counts.begin(), s.features.counts.end(), [](uint64_t c) { return c > 0; }));
+    return p;
+  }
+
+  double interval_;
+  size_t max_;
+  double next_ = 0;
+  std::vector<TimelinePoint> points_;
+};
 
 /// Runs `work(i)` for i in [0, n) on `jobs` threads, i = j mod jobs.
 template <typename F> void parallelFor(size_t n, unsigned jobs, F &&work) {
@@ -517,6 +610,11 @@ void CampaignStats::merge(const CampaignStats &o) {
   missedUntried += o.missedUntried;
   for (const auto &[k, v] : o.missedByRule)
     missedByRule[k] += v;
+  for (const auto &[k, v] : o.missedRewritesByRule)
+    missedRewritesByRule[k] += v;
+  missedRewrites += o.missedRewrites;
+  rewritesNecessary += o.rewritesNecessary;
+  rewritesInconclusive += o.rewritesInconclusive;
   missedHits.insert(missedHits.end(), o.missedHits.begin(), o.missedHits.end());
   for (const auto &[k, v] : o.rules)
     rules[k] += v;
@@ -525,6 +623,16 @@ void CampaignStats::merge(const CampaignStats &o) {
   for (size_t i = 0; i < kNumFeatures; ++i)
     features.counts[i] += o.features.counts[i];
   features.modules += o.features.modules;
+  for (size_t i = 0; i < kNumFailureModes; ++i)
+    failureModeCases[i] += o.failureModeCases[i];
+  for (const auto &[name, pc] : o.passes) {
+    PassCoverage &mine = passes[name];
+    mine.ran += pc.ran;
+    mine.remarked += pc.remarked;
+    mine.changed += pc.changed;
+    mine.remarks += pc.remarks;
+    mine.rules.insert(pc.rules.begin(), pc.rules.end());
+  }
   for (const auto &[label, c] : o.byPipeline) {
     PipelineCounts &mine = byPipeline[label];
     mine.cases += c.cases;
@@ -655,11 +763,15 @@ CampaignResult runCampaign(const CampaignOptions &opts) {
   };
   auto lastProgress = Clock::now();
   uint64_t shownCases = UINT64_MAX;
+  Timeline timeline(opts.timelineInterval, opts.timelineMaxPoints);
+  timeline.add(0, CampaignStats{});
   while (running.load() > 0) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
     if (opts.seconds && elapsed >= *opts.seconds)
       timeUp = true;
+    if (timeline.due(elapsed))
+      timeline.add(elapsed, snapshot());
     if (opts.progress && std::chrono::duration<double>(Clock::now() - lastProgress).count() >=
                              opts.progressInterval) {
       lastProgress = Clock::now();
@@ -671,6 +783,7 @@ CampaignResult runCampaign(const CampaignOptions &opts) {
   for (auto &t : threads)
     t.join();
   result.stats = snapshot();
+  result.timeline = timeline.finish(result.stats);
   result.interrupted = opts.stop && opts.stop->load();
   if (opts.progress && result.stats.cases != shownCases)
     opts.progress(result.stats, "running");
@@ -746,7 +859,8 @@ CampaignResult runCampaign(const CampaignOptions &opts) {
     std::string shown = opts.outDir.empty() ? f.fileName : opts.outDir + "/" + f.fileName;
     f.replay =
         oracle::replayPassesCommand(shown, passesFlag(pipeline), f.seed, opts.check.arithmetics) +
-        pipelineFlags(pipeline) + (f.confirmedWithZ3 ? "" : " --no-z3");
+        pipelineFlags(pipeline) + (f.kind == kNotIdempotentKind ? " --idempotent" : "") +
+        (f.confirmedWithZ3 ? "" : " --no-z3");
     f.result.replay = f.replay;
     if (opts.outDir.empty())
       continue;

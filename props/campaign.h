@@ -13,15 +13,18 @@
 
 #include "oracle/check.h"
 #include "passes/pass_manager.h"
+#include "props/failure_modes.h"
 #include "props/features.h"
 #include "props/gen_recipe.h"
 #include "props/typed_graph.h"
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -54,6 +57,11 @@ struct CampaignOptions {
   /// pipeline's option overrides too, as `graphvet check --option` (the
   /// findings' replay command) applies them. false only to inject faults.
   bool overridesReachOriginal = true;
+  /// Run each case's pipeline a second time on its output: a change, or a
+  /// level pipeline that never reached its fixpoint, is a `not-idempotent`
+  /// finding (EvalOptions::checkIdempotence; `graphvet fuzz
+  /// --no-idempotence` turns it off).
+  bool checkIdempotence = true;
   GenOptions gen;
   CaseGenerator generator = CaseGenerator::Memory;
   TypedGenOptions typedGen;
@@ -114,6 +122,12 @@ struct CampaignOptions {
   /// failure in phase 2 ("shrinking k/n", from a worker, one call at a time).
   std::function<void(const struct CampaignStats &, const char *phase)> progress;
   double progressInterval = 1.0;
+  /// The time series of phase 1 (CampaignResult::timeline): a sample about
+  /// every timelineInterval seconds of wall time; when timelineMaxPoints are
+  /// reached, every other sample is dropped and the interval doubles. Timing
+  /// only: what the cases do never depends on it.
+  double timelineInterval = 0.5;
+  size_t timelineMaxPoints = 200;
 
   static oracle::CheckOptions defaultCheckOptions() {
     oracle::CheckOptions c;
@@ -145,6 +159,15 @@ std::vector<PipelineOptions> everyPipeline(const PipelineOptions &base);
 /// generators).
 inline constexpr uint64_t kFeatureSample = 8;
 
+/// What the cases did with one pass of the pipeline.
+struct PassCoverage {
+  uint64_t ran = 0;      ///< cases where the pass ran (it has counters)
+  uint64_t remarked = 0; ///< cases where it remarked on a node
+  uint64_t changed = 0;  ///< cases with a remark that changed the graph (not kept/skipped)
+  uint64_t remarks = 0;
+  std::set<std::string> rules; ///< distinct "decision:rule" of its remarks
+};
+
 struct CampaignStats {
   uint64_t cases = 0;
   uint64_t sound = 0;
@@ -165,6 +188,11 @@ struct CampaignStats {
   uint64_t missedUnobserved = 0;                ///< removable dead copies (not in M)
   uint64_t missedUnexercised = 0;               ///< removable copies that never ran (not in M)
   std::map<std::string, uint64_t> missedByRule; ///< M by the rule that kept the copy
+  /// With CampaignOptions::missed, the mid-end rewrites left open in the
+  /// sound cases (props/missed_rewrites.h): missed by rule, and the
+  /// opportunities the oracle showed necessary or could not decide.
+  std::map<std::string, uint64_t> missedRewritesByRule;
+  uint64_t missedRewrites = 0, rewritesNecessary = 0, rewritesInconclusive = 0;
   /// One record per missed copy when examples are wanted (missedOutDir set).
   struct MissedHit {
     std::string rule, node;
@@ -197,6 +225,11 @@ struct CampaignStats {
     uint64_t cases = 0, violations = 0, inconclusive = 0, remarks = 0;
   };
   std::map<std::string, PipelineCounts> byPipeline;
+  /// Of the same sampled cases, how many touched each failure mode (by a
+  /// feature, a remarked rule tag or extra pipeline rounds: failure_modes.h).
+  std::array<uint64_t, kNumFailureModes> failureModeCases{};
+  /// By pass name.
+  std::map<std::string, PassCoverage> passes;
   /// With CampaignOptions::outputDigest: the sum (mod 2^64) over the cases
   /// of a 64-bit FNV-1a hash of (case index, output). A sum, so it does not
   /// depend on which job ran which case.
@@ -242,8 +275,20 @@ struct MissedExample {
   std::string path; ///< where it was written ("" if not written)
 };
 
+/// One sample of phase 1 (CampaignOptions::timelineInterval).
+struct TimelinePoint {
+  double seconds = 0;        ///< wall time since phase 1 started
+  uint64_t cases = 0;        ///< cases done by then
+  double casesPerSecond = 0; ///< over the interval since the previous sample
+  size_t rules = 0;          ///< distinct "decision:rule" remarks seen so far
+  size_t features = 0;       ///< features seen so far (in the sampled cases)
+};
+
 struct CampaignResult {
   CampaignStats stats;
+  /// Phase 1 over time, at most CampaignOptions::timelineMaxPoints samples
+  /// from 0 s to the end (the last sample is the final count).
+  std::vector<TimelinePoint> timeline;
   std::vector<Finding> findings;
   std::vector<MissedExample> missedExamples; ///< by rule, then size
   bool interrupted = false;

@@ -2,7 +2,11 @@
 #include "props/contract.h"
 
 #include "ir/op_library.h"
+#include "ir/printer.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <map>
 #include <string>
 
@@ -89,7 +93,7 @@ void checkOutlinedCallOutputs(const Module &original, const Module &optimized,
       for (NodeId r : body.nodesOfType("NetOutput")) {
         const Node &no = body.node(r);
         for (uint32_t k = 0; k < no.inputs.size(); ++k) {
-          auto j = no.intAttr(Node::portKey(false, k, "_parent_node_index"));
+          auto j = no.portIntAttr(false, k, "_parent_node_index");
           if (!j || !no.inputs[k])
             continue;
           OutPort root = bufferRoot(body, *no.inputs[k]);
@@ -109,6 +113,57 @@ void checkOutlinedCallOutputs(const Module &original, const Module &optimized,
   }
   if (found)
     result.verdict = oracle::Verdict::Violation;
+}
+
+void checkIdempotent(const Module &optimized, const PipelineOptions &pipeline,
+                     const PipelineResult &first, oracle::CheckResult &result) {
+  // An explicit list of several passes runs once and promises no fixpoint
+  // (a later pass may open work for an earlier one: a missed rewrite, not a
+  // broken pass); a pass alone and a level pipeline do.
+  if (result.verdict == oracle::Verdict::Invalid || !first.ok ||
+      (pipeline.passes && pipeline.passes->size() > 1))
+    return;
+  auto fail = [&](std::string message) {
+    oracle::Violation v;
+    v.kind = std::string(kNotIdempotentKind);
+    v.message = std::move(message);
+    result.violations.push_back(std::move(v));
+    result.verdict = oracle::Verdict::Violation;
+  };
+  if (!first.reachedFixpoint) {
+    fail(fmt::format("the pipeline still changed the module after {} rounds (maxIterations)",
+                     first.iterations));
+    return;
+  }
+  PrintOptions print;
+  print.digestLargeTensors = true;
+  std::string before = printModule(optimized, print);
+  Module again = optimized;
+  PipelineOptions rerun = pipeline;
+  rerun.optionOverrides.clear(); // already written into the module's options
+  // The output was verified after every pass of the first run; a second run
+  // that changes nothing leaves it as verified, and one that changes it is
+  // the finding, verified or not.
+  rerun.verifyEach = false;
+  runPipeline(again, rerun);
+  std::string after = printModule(again, print);
+  if (before == after)
+    return;
+  // The first line that differs, to say where the second run acted.
+  size_t at = 0;
+  while (at < before.size() && at < after.size() && before[at] == after[at])
+    ++at;
+  size_t lineStart = before.rfind('\n', at == 0 ? 0 : at - 1);
+  lineStart = lineStart == std::string::npos ? 0 : lineStart + 1;
+  auto lineAt = [&](const std::string &text) {
+    size_t end = text.find('\n', lineStart);
+    std::string line =
+        text.substr(lineStart, end == std::string::npos ? std::string::npos : end - lineStart);
+    return line.substr(std::min(line.find_first_not_of(' '), line.size()));
+  };
+  fail(fmt::format("running the pipeline again on its own output changes it; first "
+                   "difference:\n  once:  {}\n  twice: {}",
+                   lineAt(before), lineAt(after)));
 }
 
 } // namespace graphvet::props

@@ -7,6 +7,7 @@
 
 #include "ir/graph.h"
 #include "oracle/check.h"
+#include "passes/pass_manager.h"
 
 #include <string_view>
 
@@ -37,5 +38,21 @@ inline constexpr std::string_view kRegionAliasKind = "region-alias";
 /// into a violation. An invalid original is left alone.
 void checkOutlinedCallOutputs(const Module &original, const Module &optimized,
                               oracle::CheckResult &result);
+
+/// Violation kind of a pipeline that is not at its fixpoint: run again on its
+/// own output it changes it, or a level pipeline stopped at maxIterations
+/// with the module still changing (midend-passes.md: -O1..-O3 run to a
+/// fixpoint; every pass alone does all its work in one run).
+inline constexpr std::string_view kNotIdempotentKind = "not-idempotent";
+
+/// Runs `pipeline` again on a copy of `optimized` (its output, `first` the
+/// result of that run) and appends a `not-idempotent` violation when the
+/// second run changes the module (naming the first printed line that
+/// differs) or when `first` did not reach the fixpoint; turns a sound or
+/// inconclusive verdict into a violation. An invalid original, an output the
+/// verifier rejected (the oracle speaks for them) and an explicit list of
+/// several passes (run once, it promises no fixpoint) are left alone.
+void checkIdempotent(const Module &optimized, const PipelineOptions &pipeline,
+                     const PipelineResult &first, oracle::CheckResult &result);
 
 } // namespace graphvet::props

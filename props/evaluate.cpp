@@ -20,6 +20,8 @@ Evaluation evaluate(const Module &original, const EvalOptions &opts) {
   Evaluation e{original, {}, {}};
   e.pipeline = runPipeline(e.optimized, opts.pipeline);
   e.result = checkOptimized(original, e.optimized, opts);
+  if (opts.checkIdempotence)
+    checkIdempotent(e.optimized, opts.pipeline, e.pipeline, e.result);
   return e;
 }
 

@@ -20,6 +20,11 @@ struct EvalOptions {
   /// original's options). false: only the pass sees them, a fault injection
   /// for tests (the pass is granted what the oracle does not allow).
   bool overridesReachOriginal = true;
+  /// Also run the pipeline again on its output: a second run that changes
+  /// it, or a level pipeline that never reached its fixpoint, is a
+  /// `not-idempotent` violation (props/contract.h; `graphvet check
+  /// --idempotent`).
+  bool checkIdempotence = false;
 };
 
 struct Evaluation {

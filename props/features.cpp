@@ -300,7 +300,7 @@ bool resultWrittenOutside(const Module &m, const Graph &body, const Node &ret, u
   const Node &holder = pg.node(body.parentNode);
   if (opKind(holder) != OpKind::Call)
     return false;
-  auto j = ret.intAttr(Node::portKey(false, slot, "_parent_node_index"));
+  auto j = ret.portIntAttr(false, slot, "_parent_node_index");
   if (!j || *j < 0 || *j >= static_cast<int64_t>(holder.numOutputs))
     return false;
   for (InPort c : pg.consumers({holder.id, static_cast<uint32_t>(*j)}))
@@ -386,7 +386,7 @@ std::set<int64_t> handedBack(const Graph &g) {
     if (opKind(n) != OpKind::NetOutput)
       continue;
     for (uint32_t k = 0; k < n.inputs.size(); ++k)
-      if (auto j = n.intAttr(Node::portKey(false, k, "_parent_node_index")))
+      if (auto j = n.portIntAttr(false, k, "_parent_node_index"))
         out.insert(*j);
   }
   return out;
@@ -395,7 +395,7 @@ std::set<int64_t> handedBack(const Graph &g) {
 /// `n.attr(outK.attr)` without building the key for a node without attributes
 /// (most nodes: the counting runs on every 8th campaign case).
 const AttrValue *portAttr(const Node &n, uint32_t k, const char *attr) {
-  return n.attrs.empty() ? nullptr : n.attr(Node::portKey(true, k, attr));
+  return n.attrs.empty() ? nullptr : n.portAttr(true, k, attr);
 }
 
 /// Is output k spelled a ref output (`outK.ref_input`, or built in)? A
@@ -774,7 +774,7 @@ void irFeatures(const Module &m, FeatureSet &f) {
         if (!root && !whileCond) {
           std::set<OutPort> seen;
           for (uint32_t k = 0; k < n.inputs.size(); ++k) {
-            auto j = n.intAttr(Node::portKey(false, k, "_parent_node_index"));
+            auto j = n.portIntAttr(false, k, "_parent_node_index");
             if (!j) {
               set(Feature::ResultUnmapped);
               continue;
@@ -969,11 +969,11 @@ FeatureSet featuresOf(const Module &m) {
         set(Feature::NoNeedConstantFolding);
       std::vector<std::optional<uint32_t>> aliased;
       for (uint32_t k = 0; k < n.numOutputs; ++k) {
-        if (n.stringAttr(Node::portKey(true, k, "ref_var_src_var_name")))
+        if (n.portStringAttr(true, k, "ref_var_src_var_name"))
           set(Feature::RefVarSrcOutput);
-        if (n.attr(Node::portKey(true, k, "dtype")) || n.attr(Node::portKey(true, k, "shape")))
+        if (n.portAttr(true, k, "dtype") || n.portAttr(true, k, "shape"))
           set(Feature::TensorDesc);
-        if (n.attr(Node::portKey(true, k, "reuse_input")) && viewInput(n, k))
+        if (n.portAttr(true, k, "reuse_input") && viewInput(n, k))
           set(Feature::ReuseInputView);
         if (g.consumers({id, k}).size() >= 2)
           set(Feature::MultiConsumer);

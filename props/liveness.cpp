@@ -277,7 +277,7 @@ bool Liveness::visitWhile(StepRef self, const oracle::Step &step, const Node &ho
     if (out.type != "NetOutput")
       continue;
     for (uint32_t k = 0; k < out.inputs.size(); ++k) {
-      auto j = out.intAttr(Node::portKey(false, k, "_parent_node_index"));
+      auto j = out.portIntAttr(false, k, "_parent_node_index");
       if (!j || loopVarLive(step.graph, holder, *j))
         changed = readPorts(self, holder.subgraphs[1], {out.inputs[k]}) || changed;
     }

@@ -137,7 +137,7 @@ bool inlineSubgraph(Module &m, GraphId gid, NodeId id, uint32_t which) {
           g.addCtrlEdge(mapped[n], mapped[t]);
     } else if (opKind(node) == OpKind::NetOutput) {
       for (uint32_t k = 0; k < node.inputs.size(); ++k) {
-        auto j = node.intAttr(Node::portKey(false, k, "_parent_node_index"));
+        auto j = node.portIntAttr(false, k, "_parent_node_index");
         if (j && *j >= 0 && *j < static_cast<int64_t>(results.size())) {
           results[*j] = translate(node.inputs[k]);
           haveResult[*j] = true;

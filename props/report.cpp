@@ -5,13 +5,18 @@
 
 #include "ir/dot.h"
 #include "ir/graphviz.h"
+#include "ir/op_library.h"
 #include "ir/parser.h"
 #include "oracle/memory_plan.h"
 #include "props/evaluate.h"
+#include "props/report_charts.h"
 
 #include <fmt/format.h>
 
+#include <cstdlib>
+#include <map>
 #include <memory>
+#include <set>
 
 namespace graphvet::props {
 namespace {
@@ -23,9 +28,15 @@ table { border-collapse: collapse; margin: 0.5em 0 1.5em; }
 td, th { border: 1px solid #ccc; padding: 0.2em 0.6em; text-align: left; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .finding { border: 1px solid #d33; border-radius: 6px; padding: 0.5em 1em; margin: 1em 0; }
-.pictures { display: flex; flex-wrap: wrap; gap: 1em; }
-.pictures figure { margin: 0; border: 1px solid #eee; padding: 0.5em; overflow: auto; max-width: 48%; }
+.pictures { display: grid; grid-template-columns: 1fr 1fr; gap: 1em; align-items: start; }
+.pictures figure { margin: 0; border: 1px solid #eee; padding: 0.5em; overflow: auto; min-width: 0; }
+.pictures figcaption { font-weight: bold; margin-bottom: 0.3em; }
 .pictures svg { max-width: 100%; height: auto; }
+.charts { display: flex; flex-wrap: wrap; gap: 1em; }
+figure.chart { margin: 0 0 0.5em; }
+svg.chart { max-width: 100%; height: auto; border: 1px solid #eee; background: #fff; }
+table.differences td.got { color: #b00; font-weight: bold; }
+.legend-note { color: #b00; }
 code, pre { background: #f6f6f6; }
 pre { padding: 0.5em; overflow: auto; }
 .zero { color: #b00; font-weight: bold; }
@@ -58,7 +69,8 @@ std::optional<std::pair<GraphId, NodeId>> resolveNode(const Module &m, const std
 
 /// The picture of a module: inline SVG, or the DOT text when dot fails.
 std::string picture(const std::string &text, const std::string &caption,
-                    const std::vector<oracle::Violation> &violations, bool draw) {
+                    const std::vector<oracle::Violation> &violations,
+                    const std::map<int64_t, std::string> &outputMarks, bool draw) {
   std::string out = "<figure><figcaption>" + htmlEscape(caption) + "</figcaption>\n";
   ParseResult parsed = parseModule(text);
   if (!parsed.module) {
@@ -73,6 +85,19 @@ std::string picture(const std::string &text, const std::string &caption,
     for (const std::string &n : v.nodes)
       if (auto node = resolveNode(m, n))
         dot.highlighted.insert(*node);
+  // The graph outputs whose values differ: the edge into the root NetOutput
+  // drawn red and labelled, its producer highlighted, in both pictures.
+  for (NodeId n : m.root().liveNodes()) {
+    const Node &node = m.root().node(n);
+    if (opKind(node) != OpKind::NetOutput)
+      continue;
+    for (const auto &[k, mark] : outputMarks)
+      if (k >= 0 && static_cast<size_t>(k) < node.inputs.size() && node.inputs[k]) {
+        dot.markedInputs[{0, n, static_cast<uint32_t>(k)}] = mark;
+        dot.highlighted.insert({0, node.inputs[k]->node});
+      }
+    break;
+  }
   std::string dotText = toDot(m, dot);
   std::string error = "pictures disabled";
   std::optional<std::string> svg = draw ? renderDot(dotText, "svg", error) : std::nullopt;
@@ -83,6 +108,69 @@ std::string picture(const std::string &text, const std::string &caption,
         "<p>(" + htmlEscape(error) + "; DOT text below)</p><pre>" + htmlEscape(dotText) + "</pre>";
   }
   return out + "</figure>\n";
+}
+
+/// One differing value of a value violation, read back from its message
+/// ("graph output 0 differs after run 1: element [1]: expected 1 (0x3f800000),
+/// got 2 (0x40000000); element ...") or, without element detail, its bytes.
+struct DifferingValue {
+  std::string where;   ///< "output 0" / "variable v"
+  int64_t output = -1; ///< graph output index, -1 for a variable
+  std::string element; ///< "[1]" ("" when the message names none)
+  std::string expected, got;
+  std::string note; ///< e.g. "distance 1 exceeds the approx bound 1e-06"
+};
+
+/// "1.5 (0x3fc00000)" -> "1.5": the value without its bits.
+std::string valueOnly(const std::string &text) {
+  size_t bits = text.find(" (0x");
+  return bits == std::string::npos ? text : text.substr(0, bits);
+}
+
+std::string between(const std::string &s, size_t from, const std::string &end, size_t &next) {
+  size_t stop = s.find(end, from);
+  next = stop == std::string::npos ? s.size() : stop + end.size();
+  return s.substr(from, stop == std::string::npos ? std::string::npos : stop - from);
+}
+
+std::vector<DifferingValue> differingValues(const oracle::Violation &v) {
+  std::vector<DifferingValue> out;
+  if (v.kind != "value")
+    return out;
+  DifferingValue base;
+  size_t pos = 0;
+  if (v.message.rfind("graph output ", 0) == 0) {
+    base.output = std::strtoll(between(v.message, 13, " ", pos).c_str(), nullptr, 10);
+    base.where = fmt::format("output {}", base.output);
+  } else if (v.message.rfind("variable ", 0) == 0) {
+    base.where = "variable " + between(v.message, 9, " ", pos);
+  } else {
+    return out;
+  }
+  for (size_t at = v.message.find("element ", pos); at != std::string::npos;
+       at = v.message.find("element ", pos)) {
+    DifferingValue d = base;
+    d.element = between(v.message, at + 8, ": expected ", pos);
+    d.expected = between(v.message, pos, ", got ", pos);
+    d.got = between(v.message, pos, "; ", pos);
+    if (size_t note = d.got.find(" (distance"); note != std::string::npos) {
+      d.note = d.got.substr(note + 2, d.got.size() - note - 3);
+      d.got.resize(note);
+    }
+    out.push_back(std::move(d));
+  }
+  if (out.empty()) {
+    // No element detail: the bytes, "expected <hex> got <hex>".
+    size_t next = 0;
+    DifferingValue d = base;
+    d.expected = between(v.bytes, std::string("expected ").size(), " got ", next);
+    d.got = v.bytes.substr(std::min(next, v.bytes.size()));
+    for (std::string *t : {&d.expected, &d.got})
+      if (t->size() > 48)
+        *t = t->substr(0, 45) + "...";
+    out.push_back(std::move(d));
+  }
+  return out;
 }
 
 std::string row(const std::string &name, const std::string &value, bool num = true) {
@@ -129,11 +217,17 @@ std::string renderReport(const CampaignResult &result, const CampaignOptions &ca
   std::string passes = passesFlag(campaign.pipeline);
   h += row("seed", std::to_string(campaign.seed));
   h += row("jobs", std::to_string(campaign.jobs));
-  h +=
-      row("passes",
-          passes.empty() ? "default pipeline (-O" + std::to_string(campaign.pipeline.optLevel) + ")"
-                         : passes,
-          false);
+  if (!campaign.pipelines.empty())
+    h += row("passes",
+             fmt::format("all: {} pipelines taking turns (each pass alone, and -O3)",
+                         campaign.pipelines.size()),
+             false);
+  else
+    h += row("passes",
+             passes.empty()
+                 ? "default pipeline (-O" + std::to_string(campaign.pipeline.optLevel) + ")"
+                 : passes,
+             false);
   h += row("race analysis",
            campaign.check.useZ3 ? "Z3 on every case" : "reachability (findings re-checked with Z3)",
            false);
@@ -151,6 +245,15 @@ std::string renderReport(const CampaignResult &result, const CampaignOptions &ca
   if (result.interrupted)
     h += row("interrupted", "yes (by a signal)", false);
   h += "</table>\n";
+  if (s.byPipeline.size() > 1) {
+    h += "<h3>Cases per pipeline</h3>\n<table class=\"pipelines\">\n<tr><th>pipeline</th>"
+         "<th>cases</th><th>violations</th><th>inconclusive</th><th>remarks</th></tr>\n";
+    for (const auto &[label, c] : s.byPipeline)
+      h += fmt::format("<tr><th>{}</th><td class=\"num\">{}</td><td class=\"num\">{}</td>"
+                       "<td class=\"num\">{}</td><td class=\"num\">{}</td></tr>\n",
+                       htmlEscape(label), c.cases, c.violations, c.inconclusive, c.remarks);
+    h += "</table>\n";
+  }
   if (!s.kinds.empty()) {
     h += "<h3>Failing cases by kind</h3>\n<table>\n";
     for (const auto &[k, v] : s.kinds)
@@ -158,6 +261,7 @@ std::string renderReport(const CampaignResult &result, const CampaignOptions &ca
     h += "</table>\n";
   }
   h += "</section>\n";
+  h += renderChartsSection(result);
 
   h += fmt::format("<section id=\"findings\">\n<h2>Findings ({})</h2>\n", result.findings.size());
   if (result.findings.empty())
@@ -175,11 +279,44 @@ std::string renderReport(const CampaignResult &result, const CampaignOptions &ca
     h += row("confirmed with Z3", f.confirmedWithZ3 ? "yes" : "no", false);
     h += "</table>\n";
     h += "<p class=\"replay\">replay: <code>" + htmlEscape(f.replay) + "</code></p>\n";
+    // The differing values (each run and state reports its own; shown once).
+    std::vector<DifferingValue> diffs;
+    std::set<std::string> shownDiffs;
+    // Each differing graph output's edge is labelled with its first
+    // differing element: the original's value before, the new one after.
+    std::map<int64_t, std::string> beforeMarks, afterMarks;
+    for (const oracle::Violation &v : f.result.violations)
+      for (DifferingValue &d : differingValues(v))
+        if (shownDiffs.insert(d.where + "|" + d.element + "|" + d.expected + "|" + d.got).second) {
+          if (d.output >= 0 && !beforeMarks.count(d.output)) {
+            std::string at = d.element.empty() ? "" : " " + d.element;
+            beforeMarks[d.output] =
+                fmt::format("output {}{} = {}", d.output, at, valueOnly(d.expected));
+            afterMarks[d.output] = fmt::format("output {}{} = {} (expected {})", d.output, at,
+                                               valueOnly(d.got), valueOnly(d.expected));
+          }
+          diffs.push_back(std::move(d));
+        }
     h += "<div class=\"pictures\">\n";
-    h += picture(f.original, "before: the shrunk original", f.result.violations, opts.drawPictures);
-    h += picture(f.optimized, "after: the pipeline's result", f.result.violations,
+    h += picture(f.original, "before: the shrunk original", f.result.violations, beforeMarks,
+                 opts.drawPictures);
+    h += picture(f.optimized, "after: the pipeline's result", f.result.violations, afterMarks,
                  opts.drawPictures);
     h += "</div>\n";
+    if (!diffs.empty()) {
+      h += "<p class=\"legend-note\">Red: the nodes of the violation and the edges of the graph "
+           "outputs whose values differ.</p>\n";
+      h += fmt::format("<table class=\"differences\" id=\"differences-{}\">\n", i + 1);
+      h += "<tr><th>where</th>"
+           "<th>element</th><th>expected (original)</th><th>got (after the pipeline)</th>"
+           "<th>note</th></tr>\n";
+      for (const DifferingValue &d : diffs)
+        h += fmt::format("<tr><th>{}</th><td>{}</td><td>{}</td><td class=\"got\">{}</td>"
+                         "<td>{}</td></tr>\n",
+                         htmlEscape(d.where), htmlEscape(d.element.empty() ? "all" : d.element),
+                         htmlEscape(d.expected), htmlEscape(d.got), htmlEscape(d.note));
+      h += "</table>\n";
+    }
     for (const oracle::Violation &v : f.result.violations) {
       h += "<div class=\"violation\">\n<h4>" + htmlEscape(v.kind) + "</h4>\n<p>" +
            htmlEscape(v.message) + "</p>\n<table>\n";

@@ -309,6 +309,9 @@ private:
             attrs = fmt::format("taillabel=\"{}\"", in->index);
           if (n.inputs.size() > 1)
             attrs += fmt::format("{}headlabel=\"{}\"", attrs.empty() ? "" : ", ", i);
+          if (auto mark = opts_.markedInputs.find({gid, id, i}); mark != opts_.markedInputs.end())
+            attrs += fmt::format("{}color=red, fontcolor=red, penwidth=3, label=<{}>",
+                                 attrs.empty() ? "" : ", ", html(mark->second));
           line(1, fmt::format("{} -> {}{};", tail, nodeId(gid, id),
                               attrs.empty() ? std::string() : fmt::format(" [{}]", attrs)));
         }

@@ -6,8 +6,10 @@
 #include "ir/graph.h"
 
 #include <functional>
+#include <map>
 #include <set>
 #include <string>
+#include <tuple>
 
 namespace graphvet {
 
@@ -18,6 +20,9 @@ struct DotOptions {
   /// Nodes drawn with a red border (e.g. the nodes of a violation), as
   /// (graph, node) pairs.
   std::set<std::pair<GraphId, NodeId>> highlighted;
+  /// Input edges drawn red with a label (e.g. the graph output whose value
+  /// differs), by (graph, consumer node, input slot).
+  std::map<std::tuple<GraphId, NodeId, uint32_t>, std::string> markedInputs;
   std::string title;
 };
 

@@ -26,30 +26,89 @@ bool operator==(const AttrValue::TensorRef &a, const AttrValue::TensorRef &b) {
   return a.tensor && b.tensor && *a.tensor == *b.tensor;
 }
 
-const AttrValue *Node::attr(const std::string &key) const {
+const AttrValue *Node::attr(std::string_view key) const {
   auto it = attrs.find(key);
   return it == attrs.end() ? nullptr : &it->second;
 }
 
-std::optional<int64_t> Node::intAttr(const std::string &key) const {
-  const AttrValue *v = attr(key);
+namespace {
+
+std::optional<int64_t> asInt(const AttrValue *v) {
   if (!v || !v->isInt())
     return std::nullopt;
   return v->asInt();
 }
 
-bool Node::boolAttr(const std::string &key) const {
-  const AttrValue *v = attr(key);
+bool asTrue(const AttrValue *v) {
   return v && v->isBool() && v->asBool();
 }
 
-const std::string *Node::stringAttr(const std::string &key) const {
+/// Writes "out<k>." or "in<k>." into `buf` (room for 16 characters) and
+/// returns its length.
+size_t portPrefix(bool output, uint32_t k, char *buf) {
+  size_t len = 0;
+  for (char c : std::string_view(output ? "out" : "in"))
+    buf[len++] = c;
+  char digits[10];
+  size_t nd = 0;
+  do {
+    digits[nd++] = static_cast<char>('0' + k % 10);
+    k /= 10;
+  } while (k != 0);
+  while (nd > 0)
+    buf[len++] = digits[--nd];
+  buf[len++] = '.';
+  return len;
+}
+
+} // namespace
+
+std::optional<int64_t> Node::intAttr(std::string_view key) const {
+  return asInt(attr(key));
+}
+
+bool Node::boolAttr(std::string_view key) const {
+  return asTrue(attr(key));
+}
+
+const std::string *Node::stringAttr(std::string_view key) const {
   const AttrValue *v = attr(key);
   return v ? v->text() : nullptr;
 }
 
-std::string Node::portKey(bool output, uint32_t k, const std::string &attr) {
-  return (output ? "out" : "in") + std::to_string(k) + "." + attr;
+std::string Node::portKey(bool output, uint32_t k, std::string_view attr) {
+  char prefix[16];
+  size_t len = portPrefix(output, k, prefix);
+  std::string key;
+  key.reserve(len + attr.size());
+  key.append(prefix, len).append(attr);
+  return key;
+}
+
+const AttrValue *Node::portAttr(bool output, uint32_t k, std::string_view attr) const {
+  if (attrs.empty())
+    return nullptr;
+  // Attribute names are short identifiers; a longer one is built on the heap.
+  char buf[96];
+  size_t len = portPrefix(output, k, buf);
+  if (len + attr.size() > sizeof buf)
+    return this->attr(portKey(output, k, attr));
+  for (char c : attr)
+    buf[len++] = c;
+  return this->attr(std::string_view(buf, len));
+}
+
+std::optional<int64_t> Node::portIntAttr(bool output, uint32_t k, std::string_view attr) const {
+  return asInt(portAttr(output, k, attr));
+}
+
+bool Node::portBoolAttr(bool output, uint32_t k, std::string_view attr) const {
+  return asTrue(portAttr(output, k, attr));
+}
+
+const std::string *Node::portStringAttr(bool output, uint32_t k, std::string_view attr) const {
+  const AttrValue *v = portAttr(output, k, attr);
+  return v ? v->text() : nullptr;
 }
 
 NodeId Graph::addNode(std::string name, std::string type,

@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <variant>
 #include <vector>
@@ -94,7 +95,8 @@ private:
 };
 
 /// Attributes sorted by key; port attributes use keys like "out0.ref_input".
-using AttrMap = std::map<std::string, AttrValue>;
+/// The comparator is transparent, so lookups by string_view allocate nothing.
+using AttrMap = std::map<std::string, AttrValue, std::less<>>;
 
 /// An output port: output `index` of node `node` (in the same graph).
 struct OutPort {
@@ -127,12 +129,19 @@ struct Node {
   SourceLoc loc;
   bool alive = true;
 
-  const AttrValue *attr(const std::string &key) const;
-  std::optional<int64_t> intAttr(const std::string &key) const;
-  bool boolAttr(const std::string &key) const;                 ///< false when absent or not bool
-  const std::string *stringAttr(const std::string &key) const; ///< string or ident
+  const AttrValue *attr(std::string_view key) const;
+  std::optional<int64_t> intAttr(std::string_view key) const;
+  bool boolAttr(std::string_view key) const;                 ///< false when absent or not bool
+  const std::string *stringAttr(std::string_view key) const; ///< string or ident
   /// Port attribute helpers: portKey(true, 1, "ref_input") == "out1.ref_input".
-  static std::string portKey(bool output, uint32_t k, const std::string &attr);
+  static std::string portKey(bool output, uint32_t k, std::string_view attr);
+  /// The port attribute portKey(output, k, attr), looked up without building
+  /// the key on the heap (verifier, inference and the oracle ask for port
+  /// attributes of every node).
+  const AttrValue *portAttr(bool output, uint32_t k, std::string_view attr) const;
+  std::optional<int64_t> portIntAttr(bool output, uint32_t k, std::string_view attr) const;
+  bool portBoolAttr(bool output, uint32_t k, std::string_view attr) const;
+  const std::string *portStringAttr(bool output, uint32_t k, std::string_view attr) const;
 };
 
 /// A control edge as written in a file (for locations in diagnostics).

@@ -186,7 +186,7 @@ constexpr std::string_view kMemoryAttrs[] = {"index",
                                              "inK._parent_node_index"};
 
 std::optional<uint32_t> portIndexAttr(const Node &n, uint32_t out, const char *attr) {
-  auto v = n.intAttr(Node::portKey(true, out, attr));
+  auto v = n.portIntAttr(true, out, attr);
   if (!v || *v < 0 || *v >= static_cast<int64_t>(n.inputs.size()))
     return std::nullopt;
   return static_cast<uint32_t>(*v);
@@ -322,7 +322,7 @@ static bool boundBeforeAliasing(const Node &n, uint32_t out) {
 std::optional<uint32_t> refInput(const Node &n, uint32_t out) {
   if (boundBeforeAliasing(n, out))
     return std::nullopt;
-  if (!n.attrs.empty() && n.attr(Node::portKey(true, out, "ref_input")))
+  if (!n.attrs.empty() && n.portAttr(true, out, "ref_input"))
     return portIndexAttr(n, out, "ref_input");
   return builtIn(lookupOp(n.type).refOutputs, n, out);
 }
@@ -330,12 +330,11 @@ std::optional<uint32_t> refInput(const Node &n, uint32_t out) {
 std::optional<uint32_t> viewInput(const Node &n, uint32_t out) {
   if (boundBeforeAliasing(n, out))
     return std::nullopt;
-  const AttrValue *reuse =
-      n.attrs.empty() ? nullptr : n.attr(Node::portKey(true, out, "reuse_input"));
+  const AttrValue *reuse = n.attrs.empty() ? nullptr : n.portAttr(true, out, "reuse_input");
   if (reuse) {
     if (!reuse->isBool() || !reuse->asBool())
       return std::nullopt;
-    if (!n.attr(Node::portKey(true, out, "reuse_input_index")))
+    if (!n.portAttr(true, out, "reuse_input_index"))
       return n.inputs.empty() ? std::nullopt : std::optional<uint32_t>(0);
     return portIndexAttr(n, out, "reuse_input_index");
   }
@@ -367,7 +366,7 @@ bool isInputMutable(const Node &n) {
 const std::string *refVarSrcName(const Node &n, uint32_t out) {
   if (n.attrs.empty())
     return nullptr;
-  if (const std::string *s = n.stringAttr(Node::portKey(true, out, "ref_var_src_var_name")))
+  if (const std::string *s = n.portStringAttr(true, out, "ref_var_src_var_name"))
     return s;
   return n.stringAttr("ref_var_src_var_name");
 }
@@ -391,7 +390,7 @@ std::optional<uint32_t> dtypeSize(std::string_view dtype) {
 
 std::optional<uint64_t> outputBytes(const Node &n, uint32_t out) {
   uint64_t elem = 4;
-  if (const AttrValue *d = n.attr(Node::portKey(true, out, "dtype"))) {
+  if (const AttrValue *d = n.portAttr(true, out, "dtype")) {
     const std::string *t = d->text();
     auto size = t ? dtypeSize(*t) : std::nullopt;
     if (!size)
@@ -399,7 +398,7 @@ std::optional<uint64_t> outputBytes(const Node &n, uint32_t out) {
     elem = *size;
   }
   uint64_t count = 4;
-  if (const AttrValue *s = n.attr(Node::portKey(true, out, "shape"))) {
+  if (const AttrValue *s = n.portAttr(true, out, "shape")) {
     if (!s->isList())
       return std::nullopt;
     count = 1;

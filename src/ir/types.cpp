@@ -23,8 +23,8 @@ const TensorType *ModuleTypes::of(GraphId g, OutPort p) const {
 std::optional<TensorType> describedPortType(const Node &n, uint32_t out) {
   if (n.attrs.empty())
     return std::nullopt;
-  const AttrValue *d = n.attr(Node::portKey(true, out, "dtype"));
-  const AttrValue *s = n.attr(Node::portKey(true, out, "shape"));
+  const AttrValue *d = n.portAttr(true, out, "dtype");
+  const AttrValue *s = n.portAttr(true, out, "shape");
   if (!d && !s)
     return std::nullopt;
   TensorType t = defaultPortType();
@@ -276,7 +276,7 @@ private:
     for (NodeId id : sg.nodesOfType("NetOutput")) {
       const Node &no = sg.node(id);
       for (uint32_t k = 0; k < no.inputs.size(); ++k) {
-        auto j = no.intAttr(Node::portKey(false, k, "_parent_node_index"));
+        auto j = no.portIntAttr(false, k, "_parent_node_index");
         if (!j || !no.inputs[k])
           continue;
         if (auto t = typeOf(sub, no.inputs[k]))

@@ -17,6 +17,7 @@
 #include <map>
 #include <set>
 #include <tuple>
+#include <unordered_map>
 
 namespace graphvet {
 namespace {
@@ -244,7 +245,8 @@ private:
 
   void checkGraph(const Graph &g) {
     bool consistent = checkEdges(g);
-    std::map<std::string, NodeId> names;
+    std::unordered_map<std::string_view, NodeId> names;
+    names.reserve(g.numLiveNodes());
     const Node *netOutput = nullptr;
     std::map<int64_t, const Node *> dataIndex;
     const Node *parent = g.id == 0 ? nullptr : ownerNode(g.id);
@@ -432,31 +434,34 @@ private:
                          plural(n.numOutputs, "output"), plural(n.inputs.size(), "input")));
   }
 
-  void checkBoolAttr(const Graph &g, const Node &n, const std::string &key) {
-    const AttrValue *v = n.attr(key);
+  /// `v` is `n`'s attribute `name()` (the name is built only for a message).
+  template <typename Name>
+  void checkBool(const Graph &g, const Node &n, const AttrValue *v, Name name) {
     if (v && !v->isBool())
-      report(&g, n.loc, fmt::format("{} of '{}' must be true or false", key, n.name));
+      report(&g, n.loc, fmt::format("{} of '{}' must be true or false", name(), n.name));
   }
 
-  /// An attribute naming an input of `n`; returns it when valid.
-  void checkInputIndexAttr(const Graph &g, const Node &n, const std::string &key) {
-    const AttrValue *v = n.attr(key);
+  /// An attribute naming an input of `n`.
+  template <typename Name>
+  void checkInputIndex(const Graph &g, const Node &n, const AttrValue *v, Name name) {
     if (!v)
       return;
     if (!v->isInt()) {
-      report(&g, n.loc, fmt::format("{} of '{}' must be an integer", key, n.name));
+      report(&g, n.loc, fmt::format("{} of '{}' must be an integer", name(), n.name));
       return;
     }
     if (v->asInt() < 0 || v->asInt() >= static_cast<int64_t>(n.inputs.size()))
       report(&g, n.loc,
-             fmt::format("{} = {} out of range for '{}' with {}", key, v->asInt(), n.name,
+             fmt::format("{} = {} out of range for '{}' with {}", name(), v->asInt(), n.name,
                          plural(n.inputs.size(), "input")));
   }
 
   void checkMemoryAttrs(const Graph &g, const Node &n) {
-    checkBoolAttr(g, n, "_input_mutable");
-    checkBoolAttr(g, n, "continuous_input");
-    checkBoolAttr(g, n, "_no_padding_continuous_input");
+    // Every check is about an attribute, and most nodes have none.
+    if (n.attrs.empty())
+      return;
+    for (const char *key : {"_input_mutable", "continuous_input", "_no_padding_continuous_input"})
+      checkBool(g, n, n.attr(key), [&] { return std::string(key); });
     if (const AttrValue *v = n.attr("ref_var_src_var_name"); v && !v->text())
       report(&g, n.loc, fmt::format("ref_var_src_var_name of '{}' must be a name", n.name));
     if (const AttrValue *v = n.attr("max_iterations"); v && (!v->isInt() || v->asInt() < 0))
@@ -464,20 +469,22 @@ private:
              fmt::format("max_iterations of '{}' must be a non-negative integer", n.name));
     for (uint32_t k = 0; k < n.numOutputs; ++k) {
       auto key = [&](const char *attr) { return Node::portKey(true, k, attr); };
-      checkInputIndexAttr(g, n, key("ref_input"));
-      checkBoolAttr(g, n, key("reuse_input"));
-      checkInputIndexAttr(g, n, key("reuse_input_index"));
-      const AttrValue *reuse = n.attr(key("reuse_input"));
-      if (reuse && reuse->isBool() && reuse->asBool() && !n.attr(key("reuse_input_index")) &&
-          n.inputs.empty())
+      auto named = [&](const char *attr) { return [&key, attr] { return key(attr); }; };
+      checkInputIndex(g, n, n.portAttr(true, k, "ref_input"), named("ref_input"));
+      const AttrValue *reuse = n.portAttr(true, k, "reuse_input");
+      const AttrValue *reuseIndex = n.portAttr(true, k, "reuse_input_index");
+      checkBool(g, n, reuse, named("reuse_input"));
+      checkInputIndex(g, n, reuseIndex, named("reuse_input_index"));
+      if (reuse && reuse->isBool() && reuse->asBool() && !reuseIndex && n.inputs.empty())
         report(&g, n.loc,
                fmt::format("{} of '{}' views input 0, but it has no inputs", key("reuse_input"),
                            n.name));
-      if (const AttrValue *v = n.attr(key("ref_var_src_var_name")); v && !v->text())
+      if (const AttrValue *v = n.portAttr(true, k, "ref_var_src_var_name"); v && !v->text())
         report(&g, n.loc,
                fmt::format("{} of '{}' must be a name", key("ref_var_src_var_name"), n.name));
       bool described = true;
-      if (const AttrValue *d = n.attr(key("dtype"))) {
+      const AttrValue *d = n.portAttr(true, k, "dtype");
+      if (d) {
         const std::string *t = d->text();
         if (!t || !dtypeSize(*t)) {
           report(&g, n.loc,
@@ -486,7 +493,8 @@ private:
           described = false;
         }
       }
-      if (const AttrValue *s = n.attr(key("shape"))) {
+      const AttrValue *s = n.portAttr(true, k, "shape");
+      if (s) {
         bool ok = s->isList();
         if (ok)
           for (const AttrValue &dim : s->asList())
@@ -499,7 +507,8 @@ private:
           described = false;
         }
       }
-      if (described && !outputBytes(n, k))
+      // Without a dtype or shape the port's default size is tiny.
+      if ((d || s) && described && !outputBytes(n, k))
         report(
             &g, n.loc,
             fmt::format("output {} of '{}' is larger than {} bytes", k, n.name, kMaxBufferBytes));
@@ -583,7 +592,7 @@ private:
       if (opKind(n) != OpKind::NetOutput)
         continue;
       for (uint32_t k = 0; k < n.inputs.size(); ++k)
-        if (auto j = n.intAttr(Node::portKey(false, k, "_parent_node_index")))
+        if (auto j = n.portIntAttr(false, k, "_parent_node_index"))
           if (*j >= 0 && *j < static_cast<int64_t>(parent.numOutputs))
             out.insert(*j);
     }

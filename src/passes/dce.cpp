@@ -52,7 +52,7 @@ const char *const kParentIndex = "_parent_node_index";
 /// value, so it is never dropped.
 bool aliasAttrs(const Node &n, uint32_t k) {
   for (const char *attr : {"ref_input", "reuse_input", "reuse_input_index"})
-    if (n.attr(Node::portKey(true, k, attr)))
+    if (n.portAttr(true, k, attr))
       return true;
   return refVarSrcName(n, k) != nullptr || aliasedInput(n, k).has_value();
 }
@@ -412,7 +412,7 @@ private:
         const size_t numIn = sg.node(o).inputs.size();
         std::vector<char> keepIn(numIn, 1);
         for (size_t i = 0; i < numIn; ++i) {
-          auto j = sg.node(o).intAttr(Node::portKey(false, static_cast<uint32_t>(i), kParentIndex));
+          auto j = sg.node(o).portIntAttr(false, static_cast<uint32_t>(i), kParentIndex);
           if (j && *j >= 0 && *j < static_cast<int64_t>(keep.size()) && !keep[*j])
             keepIn[i] = 0;
         }

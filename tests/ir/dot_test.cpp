@@ -109,6 +109,24 @@ TEST(Dot, OutputsAreLabelledAndEdgesLeaveFromTheirPort) {
   EXPECT_NE(plain.find("g0n0 -> g0n1;"), std::string::npos);
 }
 
+TEST(Dot, MarkedInputEdgesAreRedAndLabelled) {
+  Module m = parseOk(kText);
+  NodeId o = m.root().find("o");
+  DotOptions opts;
+  opts.markedInputs[{0, o, 1}] = "output 1 = 2 (expected <3>)";
+  std::string dot = toDot(m, opts);
+  size_t mark = dot.find("fontcolor=red");
+  ASSERT_NE(mark, std::string::npos) << dot;
+  size_t start = dot.rfind('\n', mark) + 1;
+  std::string line = dot.substr(start, dot.find('\n', mark) - start);
+  // The edge into input 1 of o (from the Split), not input 0 (from the call).
+  EXPECT_NE(line.find(fmt::format("-> g0n{} [", o)), std::string::npos) << line;
+  EXPECT_NE(line.find("headlabel=\"1\""), std::string::npos) << line;
+  EXPECT_NE(line.find("color=red"), std::string::npos);
+  EXPECT_NE(line.find("label=<output 1 = 2 (expected &lt;3&gt;)>"), std::string::npos);
+  EXPECT_EQ(count(dot, "fontcolor=red"), 1u);
+}
+
 TEST(Dot, EscapesNamesAndIsDeterministic) {
   Module m = parseOk(kText);
   DotOptions opts;

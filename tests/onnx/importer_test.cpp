@@ -397,7 +397,7 @@ TEST(OnnxImport, LoopBecomesWhile) {
   const Node &bout = body.node(body.nodesOfType("NetOutput")[0]);
   ASSERT_EQ(bout.inputs.size(), 6u);
   for (uint32_t k = 0; k < 6; ++k)
-    EXPECT_EQ(bout.attr(Node::portKey(false, k, "_parent_node_index"))->asInt(), k);
+    EXPECT_EQ(bout.portAttr(false, k, "_parent_node_index")->asInt(), k);
   const Node &next = producer(m, bg, bout.inputs[0]);
   EXPECT_EQ(next.type, "Add");
   EXPECT_EQ(producer(m, bg, next.inputs[0]).name, "i");

@@ -60,6 +60,17 @@ TEST(FuzzCommand, JsonFiguresHaveTheDocumentedShape) {
   EXPECT_EQ(r.status == 1, !j["findings"].empty() || j["violations"].get<int64_t>() > 0);
   for (const auto &path : j["findings"])
     EXPECT_TRUE(std::filesystem::exists(path.get<std::string>()));
+  // The time series (from 0 cases to all 60), per-pass and per-failure-mode coverage.
+  ASSERT_TRUE(j["timeline"].is_array());
+  ASSERT_GE(j["timeline"].size(), 2u);
+  EXPECT_EQ(j["timeline"].front()["cases"], 0);
+  EXPECT_EQ(j["timeline"].back()["cases"], 60);
+  for (const char *key : {"seconds", "cases_per_second", "rules", "features"})
+    EXPECT_TRUE(j["timeline"].back()[key].is_number()) << key;
+  EXPECT_EQ(j["passes"]["tensor-move-delete"]["ran"], 60);
+  EXPECT_EQ(j["failure_modes"]["cases"].size(), 10u);
+  EXPECT_TRUE(j["failure_modes"]["cases"]["aliasing-memory"].is_number());
+  EXPECT_GT(j["failure_modes"]["sampled_cases"].get<int64_t>(), 0);
   std::filesystem::remove_all(dir);
 }
 

@@ -80,5 +80,64 @@ TEST(Contract, TheCampaignEvaluationKeepsReservedCopies) {
   EXPECT_EQ(e.result.verdict, oracle::Verdict::Sound);
 }
 
+// Fixpoint and idempotence: a pipeline's output that one more run changes
+// is a `not-idempotent` violation naming the first line that changed; the
+// real output of the pass is left sound; a level pipeline stopped by its
+// bound is one too.
+TEST(Idempotence, ASecondRunThatChangesTheOutputIsAViolation) {
+  Module m = parseText(R"(graph g {
+  x = Data() {index = 0, out0.dtype = f32, out0.shape = [2]}
+  dead = Neg(x)
+  out = NetOutput(x)
+})");
+  PipelineOptions dce;
+  dce.passes = std::vector<std::string>{"dce"};
+  // Handing the unoptimized module over as the "output": dce still acts on it.
+  oracle::CheckResult notFixed;
+  notFixed.verdict = oracle::Verdict::Sound;
+  checkIdempotent(m, dce, PipelineResult{}, notFixed);
+  ASSERT_EQ(notFixed.verdict, oracle::Verdict::Violation);
+  ASSERT_EQ(notFixed.violations.size(), 1u);
+  EXPECT_EQ(notFixed.violations[0].kind, kNotIdempotentKind);
+  EXPECT_NE(notFixed.violations[0].message.find("once:  dead = Neg(x)"), std::string::npos)
+      << notFixed.violations[0].message;
+
+  // dce's own output is its fixpoint.
+  Module optimized = m;
+  PipelineResult first = runPipeline(optimized, dce);
+  oracle::CheckResult fixed;
+  fixed.verdict = oracle::Verdict::Sound;
+  checkIdempotent(optimized, dce, first, fixed);
+  EXPECT_EQ(fixed.verdict, oracle::Verdict::Sound);
+  EXPECT_TRUE(fixed.violations.empty());
+
+  // A level pipeline that never reached its fixpoint.
+  PipelineResult bounded = first;
+  bounded.reachedFixpoint = false;
+  oracle::CheckResult stopped;
+  stopped.verdict = oracle::Verdict::Sound;
+  checkIdempotent(optimized, PipelineOptions{}, bounded, stopped);
+  EXPECT_EQ(stopped.verdict, oracle::Verdict::Violation);
+  ASSERT_EQ(stopped.violations.size(), 1u);
+  EXPECT_NE(stopped.violations[0].message.find("maxIterations"), std::string::npos);
+}
+
+// evaluate() runs the check when asked, and only then.
+TEST(Idempotence, EvaluateChecksItOnRequest) {
+  Module m = parseText(R"(graph g {
+  x = Data() {index = 0, out0.dtype = f32, out0.shape = [2]}
+  a = Relu(x)
+  b = Relu(x)
+  s = Add(a, b)
+  out = NetOutput(s)
+})");
+  EvalOptions eo;
+  eo.pipeline.passes = std::vector<std::string>{"cse"};
+  eo.check.useZ3 = false;
+  eo.checkIdempotence = true;
+  Evaluation e = evaluate(m, eo);
+  EXPECT_EQ(e.result.verdict, oracle::Verdict::Sound);
+}
+
 } // namespace
 } // namespace graphvet::props

@@ -30,6 +30,7 @@ struct CheckCmdOptions {
   unsigned z3TimeoutMs = 2000;
   bool noZ3 = false;
   bool noSpecials = false;
+  bool idempotent = false;
   bool json = false;
   std::string contract; ///< "exact" / "approx"; empty: from the passes (--pair: exact)
   OnnxCmdOptions onnx;
@@ -83,13 +84,13 @@ nlohmann::ordered_json resultJson(const oracle::CheckResult &r, const std::strin
   if (r.margin) {
     const oracle::ApproxMargin &m = *r.margin;
     j["approx_margin"] = {{"elements", m.elements},
-                         {"moved", m.moved},
-                         {"max_ulps", m.maxUlps},
-                         {"max_relative", m.maxRelative},
-                         {"max_absolute", m.maxDistance},
-                         {"worst_bound_ratio", m.worstRatio},
-                         {"distance_at_worst", m.distanceAtWorst},
-                         {"bound_at_worst", m.boundAtWorst}};
+                          {"moved", m.moved},
+                          {"max_ulps", m.maxUlps},
+                          {"max_relative", m.maxRelative},
+                          {"max_absolute", m.maxDistance},
+                          {"worst_bound_ratio", m.worstRatio},
+                          {"distance_at_worst", m.distanceAtWorst},
+                          {"bound_at_worst", m.boundAtWorst}};
   }
   return j;
 }
@@ -137,6 +138,8 @@ std::string checkReplayFlags(const CheckCmdOptions &opts) {
     out += " --no-z3";
   if (opts.noSpecials)
     out += " --no-specials";
+  if (opts.idempotent)
+    out += " --idempotent";
   if (!opts.contract.empty())
     out += " --contract " + opts.contract;
   return out;
@@ -197,6 +200,8 @@ int checkFiles(const CheckCmdOptions &opts) {
     oracle::CheckResult r = oracle::checkRefinement(*original, optimized, co);
     props::checkReservedNodesKept(*original, optimized, r);
     props::checkOutlinedCallOutputs(*original, optimized, r);
+    if (opts.idempotent)
+      props::checkIdempotent(optimized, pipeline, pr, r);
     r.replay = oracle::replayPassesCommand(file, opts.pipeline.passes.value_or(""), opts.seed,
                                            opts.arithmetics) +
                pipelineReplayFlags(opts.pipeline) + checkReplayFlags(opts) +
@@ -209,9 +214,9 @@ int checkFiles(const CheckCmdOptions &opts) {
 
 int runCheck(const CheckCmdOptions &opts) {
   if (!opts.pair.empty()) {
-    if (!opts.files.empty() || anyPipelineOption(opts.pipeline)) {
+    if (!opts.files.empty() || anyPipelineOption(opts.pipeline) || opts.idempotent) {
       std::cerr << "graphvet check: error: --pair takes exactly two files and no pass options "
-                   "(--passes, -O, --disable-pass, --option, --tm-conservative)\n";
+                   "(--passes, -O, --disable-pass, --option, --tm-conservative, --idempotent)\n";
       return kExitBadInput;
     }
     return checkPair(opts);
@@ -248,6 +253,9 @@ void registerCheck(CLI::App &app, CommandContext &ctx) {
   sub->add_flag("--no-specials", opts->noSpecials,
                 "seed inputs with ordinary values only, no +-0/inf/NaN/subnormals/extremes (a "
                 "real model, whose activations the specials would make NaN everywhere)");
+  sub->add_flag("--idempotent", opts->idempotent,
+                "also run the pipeline again on its output: a second run that changes it, or a "
+                "level pipeline that never reached its fixpoint, is a not-idempotent violation");
   sub->add_option("--contract", opts->contract,
                   "numeric contract the values are judged by: exact (bit for bit, NaNs equal) "
                   "or approx (within a bound derived from the magnitudes behind each element); "

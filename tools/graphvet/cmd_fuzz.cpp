@@ -44,6 +44,7 @@ struct FuzzCmdOptions {
   unsigned missedArithmetics = 8;
   unsigned arithmetics = 1;
   bool outputDigest = false;
+  bool noIdempotence = false;
   /// Empty: --generator was not given (memory; mixed with --passes all).
   std::string generator;
 };
@@ -76,6 +77,8 @@ std::string commandLine(const FuzzCmdOptions &c) {
     out += fmt::format(" --arithmetics {}", c.arithmetics);
   if (c.stopOnFirst)
     out += " --stop-on-first";
+  if (c.noIdempotence)
+    out += " --no-idempotence";
   if (c.missed)
     out += " --missed";
   if (!c.missedOut.empty())
@@ -131,6 +134,10 @@ nlohmann::ordered_json toJson(const props::CampaignResult &r, const props::Campa
     j["recall"] = s.recall();
     j["recall_all"] = s.recallAll();
     j["missed_by_rule"] = s.missedByRule;
+    j["missed_rewrites"] = {{"missed", s.missedRewrites},
+                            {"necessary", s.rewritesNecessary},
+                            {"inconclusive", s.rewritesInconclusive},
+                            {"missed_by_rule", s.missedRewritesByRule}};
     j["missed_details"] = {{"cases", s.missedCases},
                            {"deleted", s.missedDeleted},
                            {"deleted_unobserved", s.missedDeletedUnobserved},
@@ -176,6 +183,30 @@ nlohmann::ordered_json toJson(const props::CampaignResult &r, const props::Campa
                          {"inconclusive", c.inconclusive},
                          {"remarks", c.remarks}};
   j["by_pipeline"] = byPipeline;
+  // Coverage per failure mode (props/failure_modes.h), over the same sampled
+  // cases as the features; per pass, over every case.
+  nlohmann::ordered_json modes;
+  for (size_t i = 0; i < props::kNumFailureModes; ++i)
+    modes[std::string(props::failureModeKey(static_cast<props::FailureMode>(i)))] =
+        s.failureModeCases[i];
+  j["failure_modes"] = {{"sampled_cases", s.features.modules}, {"cases", modes}};
+  nlohmann::ordered_json passes;
+  for (const auto &[name, pc] : s.passes)
+    passes[name] = {{"ran", pc.ran},
+                    {"remarked", pc.remarked},
+                    {"changed", pc.changed},
+                    {"remarks", pc.remarks},
+                    {"rules", pc.rules.size()}};
+  j["passes"] = passes;
+  // Phase 1 over time (samples about every 0.5 s, at most 200).
+  nlohmann::ordered_json timeline = nlohmann::ordered_json::array();
+  for (const props::TimelinePoint &p : r.timeline)
+    timeline.push_back({{"seconds", p.seconds},
+                        {"cases", p.cases},
+                        {"cases_per_second", p.casesPerSecond},
+                        {"rules", p.rules},
+                        {"features", p.features}});
+  j["timeline"] = timeline;
   nlohmann::ordered_json details = nlohmann::ordered_json::array();
   for (const props::Finding &f : r.findings)
     details.push_back({{"path", f.path.empty() ? f.fileName : f.path},
@@ -220,6 +251,11 @@ void printSummary(const props::CampaignResult &r) {
         s.missedUnobserved, s.missedUnexercised, 100.0 * s.recallAll());
     for (const auto &[rule, n] : s.missedByRule)
       std::cout << fmt::format("  missed {:6}  kept by {}\n", n, rule);
+    std::cout << fmt::format("Mid-end rewrites left open: {} missed, {} necessary, {} "
+                             "inconclusive\n",
+                             s.missedRewrites, s.rewritesNecessary, s.rewritesInconclusive);
+    for (const auto &[rule, n] : s.missedRewritesByRule)
+      std::cout << fmt::format("  missed {:6}  {}\n", n, rule);
     for (const props::MissedExample &ex : r.missedExamples)
       if (!ex.path.empty())
         std::cout << fmt::format("  example: {} ({} -> {} nodes)\n", ex.path, ex.nodesBefore,
@@ -259,6 +295,7 @@ int runFuzz(const FuzzCmdOptions &cmd) {
   o.missedArithmetics = cmd.missedArithmetics;
   o.check.arithmetics = cmd.arithmetics;
   o.outputDigest = cmd.outputDigest;
+  o.checkIdempotence = !cmd.noIdempotence;
   const bool allPipelines = cmd.pipeline.passes == kAllPasses;
   o.generator =
       props::parseCaseGenerator(cmd.generator)
@@ -348,7 +385,10 @@ void registerFuzz(CLI::App &app, CommandContext &ctx) {
   sub->add_flag("--missed", opts->missed,
                 "also try removing every TensorMove the pass kept (in sound cases) and count the "
                 "ones the oracle proves removable: missed optimizations, reported with recall; "
-                "they are figures, not findings");
+                "and take every mid-end rewrite left open (a dead node, an equal pair, a node of "
+                "constant inputs, a cast or transpose pair, an unfused element-wise pair; "
+                "graphvet missed --help) and count the sound ones per rule; figures, not "
+                "findings");
   sub->add_option("--missed-out", opts->missedOut,
                   "save reduced example graphs of missed optimizations here (implies --missed)");
   addIntOption(sub, "--missed-examples", opts->missedExamples, 1, 100,
@@ -367,6 +407,9 @@ void registerFuzz(CLI::App &app, CommandContext &ctx) {
   sub->add_flag("--output-digest", opts->outputDigest,
                 "debugging: also print a digest of every case's pipeline output (optimized "
                 "graph and remarks; JSON key output_digest), to compare two builds");
+  sub->add_flag("--no-idempotence", opts->noIdempotence,
+                "do not run each case's pipeline a second time on its output (by default a "
+                "second run that changes it is a not-idempotent finding)");
   sub->add_option("--generator", opts->generator,
                   "which generator draws the cases: memory (aliasing, in-place writes, "
                   "TensorMoves, control flow), typed (real dtypes, shapes and values for the "

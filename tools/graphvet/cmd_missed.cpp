@@ -6,6 +6,7 @@
 // inconclusive answers stood in the way.
 #include "passes/pass_manager.h"
 #include "props/missed.h"
+#include "props/missed_rewrites.h"
 #include "tools/graphvet/commands.h"
 
 #include <fmt/format.h>
@@ -112,6 +113,42 @@ nlohmann::ordered_json reportJson(const props::MissedReport &r, const std::strin
   return j;
 }
 
+std::string rewriteLine(const props::MissedRewrite &item) {
+  std::string line = fmt::format("rewrite [{}] {}: {}", item.rule, joined(item.nodes),
+                                 props::rewriteStatusName(item.status));
+  if (!item.violationKind.empty())
+    line += " (" + item.violationKind + ")";
+  return line + ": " + item.message;
+}
+
+std::string rewriteSummary(const props::MissedRewriteReport &r) {
+  std::string byRule;
+  for (const auto &[rule, n] : r.missedByRule)
+    byRule += fmt::format("{}{} {}", byRule.empty() ? "" : ", ", rule, n);
+  return fmt::format("rewrites: {} opportunities, {} missed{}, {} necessary, {} inconclusive, "
+                     "{} untried",
+                     r.items.size(), r.missed, byRule.empty() ? "" : " (" + byRule + ")",
+                     r.necessary, r.inconclusive, r.untried);
+}
+
+nlohmann::ordered_json rewritesJson(const props::MissedRewriteReport &r) {
+  nlohmann::ordered_json j;
+  j["missed"] = r.missed;
+  j["necessary"] = r.necessary;
+  j["inconclusive"] = r.inconclusive;
+  j["untried"] = r.untried;
+  j["missed_by_rule"] = r.missedByRule;
+  nlohmann::ordered_json items = nlohmann::ordered_json::array();
+  for (const props::MissedRewrite &item : r.items)
+    items.push_back({{"rule", item.rule},
+                     {"nodes", item.nodes},
+                     {"status", std::string(props::rewriteStatusName(item.status))},
+                     {"violation", item.violationKind},
+                     {"message", item.message}});
+  j["items"] = items;
+  return j;
+}
+
 /// Several files: bad input outranks a finding, which outranks inconclusive.
 int worse(int a, int b) {
   auto rank = [](int s) {
@@ -146,8 +183,15 @@ int runMissed(const MissedCmdOptions &cmd) {
       status = worse(status, kExitBadInput);
       continue;
     }
+    props::MissedRewriteOptions ro;
+    ro.pipeline = o.pipeline;
+    ro.check = o.check;
+    ro.maxCandidates = cmd.maxCandidates;
+    props::MissedRewriteReport rewrites = props::findMissedRewrites(*original, ro);
     if (cmd.json) {
-      std::cout << reportJson(r, shown).dump() << "\n";
+      nlohmann::ordered_json j = reportJson(r, shown);
+      j["rewrites"] = rewritesJson(rewrites);
+      std::cout << j.dump() << "\n";
     } else {
       std::string prefix = several ? shown + ": " : "";
       if (r.passVerdict != oracle::Verdict::Sound)
@@ -157,8 +201,13 @@ int runMissed(const MissedCmdOptions &cmd) {
       for (const props::MissedItem &item : r.items)
         std::cout << prefix << itemLine(item) << "\n";
       std::cout << prefix << summaryLine(r) << "\n";
+      for (const props::MissedRewrite &item : rewrites.items)
+        std::cout << prefix << rewriteLine(item) << "\n";
+      std::cout << prefix << rewriteSummary(rewrites) << "\n";
     }
-    int one = r.missed > 0 ? kExitViolation : r.inconclusive > 0 ? kExitInconclusive : kExitOk;
+    uint64_t missed = r.missed + rewrites.missed;
+    uint64_t inconclusive = r.inconclusive + rewrites.inconclusive;
+    int one = missed > 0 ? kExitViolation : inconclusive > 0 ? kExitInconclusive : kExitOk;
     status = worse(status, one);
   }
   std::cout.flush();
@@ -170,7 +219,8 @@ int runMissed(const MissedCmdOptions &cmd) {
 void registerMissed(CLI::App &app, CommandContext &ctx) {
   auto opts = std::make_shared<MissedCmdOptions>();
   CLI::App *sub = app.add_subcommand(
-      "missed", "List the TensorMoves the pass kept that the oracle proves removable");
+      "missed", "List the TensorMoves the pass kept, and the rewrites the mid-end passes left, "
+                "that the oracle proves sound to take");
   sub->add_option("files", opts->files, "the .graph files to examine")->required();
   addPipelineOptions(sub, opts->pipeline);
   sub->add_flag("--json", opts->json, "one JSON object per file on stdout");
@@ -194,7 +244,14 @@ void registerMissed(CLI::App &app, CommandContext &ctx) {
       "'unobserved' (removable dead code, not counted as missed), 'unexercised' (removable on "
       "the checked states, but the copy's branch or loop body never ran on them; not counted "
       "as missed), 'necessary: KIND: MESSAGE', "
-      "'inconclusive', 'reserved'. Exit status: 0 nothing missed, 1 "
+      "'inconclusive', 'reserved'. Then, for the mid-end passes of the pipeline, every rewrite "
+      "still open in its output, one line each ('rewrite [RULE] NODES: STATUS: WHAT'): a dead "
+      "node (dce:dead-node), two equal nodes (cse:equal-nodes), a node of constant inputs "
+      "(fold-constant:constant-inputs), a cast pair or transpose pair that gives back its input "
+      "(simplify:cast-pair, simplify:transpose-pair), taken by the harness and checked by the "
+      "oracle ('missed' when sound, 'necessary' when not), and two adjacent element-wise ops "
+      "in different kernels (fuse-ops:unfused-chain, missed by structure). "
+      "Exit status: 0 nothing missed, 1 "
       "something is missed (a finding), 2 bad input (unparsable or invalid original), 3 nothing "
       "missed but some answers were inconclusive.");
   sub->callback([opts, &ctx] { ctx.status = runMissed(*opts); });

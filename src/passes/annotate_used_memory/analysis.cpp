@@ -127,7 +127,7 @@ private:
       if (opKind(out) != OpKind::NetOutput)
         continue;
       for (uint32_t i = 0; i < out.inputs.size(); ++i) {
-        auto idx = out.intAttr(Node::portKey(false, i, "_parent_node_index"));
+        auto idx = out.portIntAttr(false, i, "_parent_node_index");
         if (idx && *idx == static_cast<int64_t>(j))
           return out.inputs[i] ? std::optional<OutPort>(*out.inputs[i]) : std::nullopt;
       }

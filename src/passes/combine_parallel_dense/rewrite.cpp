@@ -125,7 +125,7 @@ int64_t rewriteGroup(Graph &g, const GroupPlan &plan, int64_t &constsRemoved) {
     NodeId last = plan.followOns.empty() ? plan.branches[i].dense : plan.followOns.back().nodes[i];
     const Node &old = g.node(last);
     for (const char *key : {"dtype", "shape"})
-      if (const AttrValue *v = old.attr(Node::portKey(true, 0, key)))
+      if (const AttrValue *v = old.portAttr(true, 0, key))
         g.node(split).attrs[Node::portKey(true, static_cast<uint32_t>(i), key)] = *v;
     std::vector<InPort> uses = g.node(last).consumers[0];
     for (const InPort &use : uses)

@@ -104,7 +104,7 @@ std::variant<std::monostate, Refusal, std::string> tryInlineIf(Env &env, GraphId
     } else if (opKind(bn) == OpKind::NetOutput) {
       ++netOutputs;
       for (uint32_t k = 0; k < bn.inputs.size(); ++k) {
-        const AttrValue *j = bn.attr(Node::portKey(false, k, "_parent_node_index"));
+        const AttrValue *j = bn.portAttr(false, k, "_parent_node_index");
         if (j && j->isInt() && bn.inputs[k])
           result[static_cast<uint32_t>(j->asInt())] = *bn.inputs[k];
       }

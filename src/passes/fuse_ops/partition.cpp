@@ -464,7 +464,7 @@ std::string exclusion(const Node &n) {
   if (n.numOutputs != 1)
     return "multi-output";
   if (isInputMutable(n) || needsContinuousInput(n) || !refWrittenInputs(n).empty() ||
-      refVarSrcName(n, 0) || n.attr(Node::portKey(true, 0, "reuse_input")))
+      refVarSrcName(n, 0) || n.portAttr(true, 0, "reuse_input"))
     return "effect";
   const OpInfo *def = numericDefinition(n);
   if (!def || def->nondeterministic || !n.subgraphs.empty())

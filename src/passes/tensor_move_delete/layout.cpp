@@ -70,7 +70,7 @@ bool readersIgnoreResize(Analysis &a, NodeRef t, uint64_t copyBytes, uint64_t so
       if (a.index().isRebound(g.parentGraph, g.parentNode))
         return false;
       const Node &holder = m.graph(g.parentGraph).node(g.parentNode);
-      auto j = n.intAttr(Node::portKey(false, c.index, "_parent_node_index"));
+      auto j = n.portIntAttr(false, c.index, "_parent_node_index");
       OpKind hk = opKind(holder);
       if (hk == OpKind::Call || hk == OpKind::If || hk == OpKind::Case) {
         // The holder's output j is this buffer (when this branch ran).

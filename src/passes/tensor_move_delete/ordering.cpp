@@ -73,7 +73,7 @@ bool isUnusedResult(const Module &m, const Graph &g, InPort c) {
   OpKind hk = opKind(holder);
   if (hk != OpKind::Call && hk != OpKind::If && hk != OpKind::Case)
     return false;
-  auto j = out.intAttr(Node::portKey(false, c.index, "_parent_node_index"));
+  auto j = out.portIntAttr(false, c.index, "_parent_node_index");
   return !j || *j < 0 || *j >= int64_t(holder.numOutputs) || holder.consumers[size_t(*j)].empty();
 }
 
@@ -318,7 +318,7 @@ bool Analysis::feedsCallResult(NodeRef t) const {
     const Node &holder = m_.graph(graph.parentGraph).node(graph.parentNode);
     if (isControlFlow(holder))
       return true;
-    auto j = graph.node(slot.node).intAttr(Node::portKey(false, slot.index, "_parent_node_index"));
+    auto j = graph.node(slot.node).portIntAttr(false, slot.index, "_parent_node_index");
     if (!j || *j < 0 || *j >= int64_t(holder.numOutputs))
       continue; // no result: nobody outside reads it
     for (InPort c : holder.consumers[size_t(*j)]) {

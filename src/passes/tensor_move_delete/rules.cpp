@@ -218,7 +218,7 @@ std::optional<Verdict> changesTypes(Analysis &a, NodeRef t) {
     const Node &out = g.node(c.node);
     if (opKind(out) != OpKind::NetOutput)
       continue;
-    auto j = out.intAttr(Node::portKey(false, c.index, "_parent_node_index"));
+    auto j = out.portIntAttr(false, c.index, "_parent_node_index");
     if (!j)
       continue;
     for (GraphId b : holder.subgraphs) {
@@ -226,7 +226,7 @@ std::optional<Verdict> changesTypes(Analysis &a, NodeRef t) {
       for (NodeId r : branch.nodesOfType("NetOutput")) {
         const Node &ret = branch.node(r);
         for (uint32_t k = 0; k < ret.inputs.size(); ++k) {
-          auto jk = ret.intAttr(Node::portKey(false, k, "_parent_node_index"));
+          auto jk = ret.portIntAttr(false, k, "_parent_node_index");
           if (!jk || *jk != *j || !ret.inputs[k])
             continue;
           const TensorType *other = types.of(b, *ret.inputs[k]);
