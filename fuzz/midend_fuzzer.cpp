@@ -29,6 +29,11 @@ namespace {
 
 using namespace graphvet;
 
+/// The target's limits: the defaults, and skipConstOutputs from the
+/// environment (LLVMFuzzerInitialize), for runs that step around the open
+/// cse finding. libFuzzer's C entry points leave no other place for it.
+fuzz::MidendLimits targetLimits;
+
 size_t emit(const std::string &text, uint8_t *data, size_t maxSize) {
   if (text.size() > maxSize)
     return 0;
@@ -53,9 +58,17 @@ size_t emit(const std::string &text, uint8_t *data, size_t maxSize) {
 
 } // namespace
 
+extern "C" int LLVMFuzzerInitialize(int *, char ***) {
+  const char *skip = std::getenv("MIDEND_FUZZER_SKIP_CONST_OUTPUTS");
+  targetLimits.skipConstOutputs = skip && std::string_view(skip) == "1";
+  if (targetLimits.skipConstOutputs)
+    std::fprintf(stderr, "midend_fuzzer: skipping inputs with a Const graph output\n");
+  return 0;
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   std::string_view text(reinterpret_cast<const char *>(data), size);
-  fuzz::MidendResult r = fuzz::checkMidendInput(text);
+  fuzz::MidendResult r = fuzz::checkMidendInput(text, targetLimits);
   if (r.outcome == fuzz::MidendOutcome::Violation)
     report(text, r);
   return 0; // skipped, sound and inconclusive inputs are all fine
@@ -65,6 +78,7 @@ extern "C" size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max
                                           unsigned int seed) {
   std::string_view input(reinterpret_cast<const char *>(data), size);
   fuzz::TypedMutatorOptions opts;
+  opts.limits = targetLimits;
   // One time in eight, libFuzzer's byte mutations (and the dictionary) reach
   // values and spellings no typed mutation makes; keep only well-typed ones.
   if (LLVMFuzzerMutate && seed % 8 == 0) {
@@ -84,9 +98,11 @@ extern "C" size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max
 extern "C" size_t LLVMFuzzerCustomCrossOver(const uint8_t *data1, size_t size1,
                                             const uint8_t *data2, size_t size2, uint8_t *out,
                                             size_t maxOutSize, unsigned int seed) {
+  fuzz::TypedMutatorOptions opts;
+  opts.limits = targetLimits;
   fuzz::TypedMutationOutcome result = fuzz::crossOverTypedGraphText(
       std::string_view(reinterpret_cast<const char *>(data1), size1),
-      std::string_view(reinterpret_cast<const char *>(data2), size2), seed, maxOutSize);
+      std::string_view(reinterpret_cast<const char *>(data2), size2), seed, maxOutSize, opts);
   if (!result.text)
     return 0; // libFuzzer then tries another mutation
   return emit(*result.text, out, maxOutSize);

@@ -1,6 +1,7 @@
 // The pipeline choice, input filter and oracle check of midend_fuzzer.
 #include "fuzz/midend_input.h"
 
+#include "ir/op_library.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "ir/types.h"
@@ -120,6 +121,8 @@ std::string_view inputStatusName(InputStatus s) {
     return "too-large";
   case InputStatus::ReadsFiles:
     return "reads-files";
+  case InputStatus::Excluded:
+    return "excluded";
   }
   return "?";
 }
@@ -139,6 +142,11 @@ InputStatus classifyModuleForMidend(const Module &m, const MidendLimits &limits)
     nodes += m.graph(g).numLiveNodes();
   if (nodes > limits.maxNodes)
     return InputStatus::TooLarge;
+  if (limits.skipConstOutputs)
+    for (NodeId out : m.root().nodesOfType("NetOutput"))
+      for (const auto &src : m.root().node(out).inputs)
+        if (src && opKind(m.root().node(src->node)) == OpKind::Weight)
+          return InputStatus::Excluded;
   Diagnostics diags;
   ModuleTypes types = inferModuleTypes(m, diags);
   if (hasErrors(diags))

@@ -48,6 +48,12 @@ struct MidendLimits {
   uint32_t maxGraphs = 4;          ///< live graphs, root included
   int64_t maxElements = 1024;      ///< elements of any one port's type
   int64_t maxTotalElements = 8192; ///< summed over every port
+  /// Turn away inputs in which the root graph's NetOutput reads a Const
+  /// directly: the shape of the open cse finding
+  /// (fuzz/crashes-found/midend-cse-const-graph-output.graph), which
+  /// otherwise ends most fork-mode jobs within seconds. midend_fuzzer sets it
+  /// from MIDEND_FUZZER_SKIP_CONST_OUTPUTS=1; off by default.
+  bool skipConstOutputs = false;
 };
 
 /// Why an input is (not) judged.
@@ -57,7 +63,9 @@ enum class InputStatus : uint8_t {
   IllTyped,   ///< type inference reports an error
   TooLarge,   ///< bytes, nodes, graphs or tensor sizes over the limits
   ReadsFiles, ///< `file(...)` literals or a `*.targets_file` option
+  Excluded,   ///< a shape MidendLimits excludes (skipConstOutputs)
 };
+inline constexpr size_t kNumInputStatuses = 6;
 std::string_view inputStatusName(InputStatus s);
 
 /// Classifies a parsed module against the limits (verifier, types, sizes,

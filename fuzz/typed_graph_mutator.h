@@ -77,7 +77,7 @@ struct TypedMutationOutcome {
   std::vector<TypedMutationKind> applied;
   uint32_t attempts = 0;
   /// Discarded candidates by InputStatus.
-  std::array<uint32_t, 5> discarded{};
+  std::array<uint32_t, kNumInputStatuses> discarded{};
   /// The input was no acceptable graph: the result grew from a fresh one.
   bool usedFallback = false;
 };

@@ -359,5 +359,32 @@ TEST(TypedMutator, CrossOverSplicesTheDonorWellTyped) {
   EXPECT_GE(grew * 10, produced * 9);
 }
 
+TEST(MidendInput, SkipConstOutputsStepsAroundTheOpenCseFinding) {
+  std::ifstream in(std::string(GRAPHVET_SOURCE_DIR) +
+                   "/fuzz/crashes-found/midend-cse-const-graph-output.graph");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (text.empty())
+    GTEST_SKIP() << "the cse finding is no longer open";
+  MidendLimits skip;
+  skip.skipConstOutputs = true;
+  EXPECT_EQ(classifyMidendInput(text, MidendLimits{}), InputStatus::Accepted);
+  EXPECT_EQ(classifyMidendInput(text, skip), InputStatus::Excluded);
+  EXPECT_EQ(checkMidendInput(text, skip).outcome, MidendOutcome::Skipped);
+  // With the same limits, the mutator makes no Const graph outputs.
+  TypedMutatorOptions opts;
+  opts.limits = skip;
+  std::vector<std::string> seeds = midendSeeds();
+  size_t produced = 0;
+  for (uint64_t seed = 0; seed < 200; ++seed) {
+    TypedMutationOutcome out =
+        mutateTypedGraphText(seeds[seed % seeds.size()], seed, kMaxSize, opts);
+    if (!out.text)
+      continue;
+    ++produced;
+    EXPECT_EQ(classifyMidendInput(*out.text, skip), InputStatus::Accepted) << *out.text;
+  }
+  EXPECT_GE(produced, 150u);
+}
+
 } // namespace
 } // namespace graphvet::fuzz
