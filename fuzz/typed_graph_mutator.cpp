@@ -476,12 +476,11 @@ bool insertTransposePair(MidendCase &c, MutationRng &rng, const MidendLimits &li
   size_t rank = static_cast<size_t>(e->type.rank());
   NodeId a = g.addNode(uniqueName(g, "tr"), "Transpose", {e->src});
   NodeId b = g.addNode(uniqueName(g, "tr"), "Transpose", {OutPort{a, 0}});
-  if (rng.chance(1, 4)) {
-    // Both without `perm`: reverse twice is the identity.
-  } else {
+  // One time in four both stay without `perm`: reverse twice is the identity.
+  if (!rng.chance(1, 4)) {
     Shape p = randomPermutation(rank, rng);
     g.node(a).attrs["perm"] = intList(p);
-    // Mostly the inverse; sometimes another permutation (a rank-changing
+    // Mostly the inverse; sometimes another permutation (a shape-changing
     // composition a pass must not cancel; the filter keeps it when the
     // readers accept the new shape).
     Shape q = rng.chance(7, 8) ? inversePermutation(p) : randomPermutation(rank, rng);
