@@ -350,6 +350,13 @@ private:
       if (!refusal && facts[id].reachesGraphOutput && facts[equal].reachesGraphOutput)
         refusal = Refusal{"graph-outputs",
                           "both results are graph outputs, which must not start to alias"};
+      // A constant a graph output is bound to hands the caller its buffer:
+      // shared with the other constant's readers, a write to that output
+      // would change what they read (found by midend_fuzzer, issue 29).
+      if (!refusal && opKind(n) == OpKind::Weight &&
+          (facts[id].reachesGraphOutput || facts[equal].reachesGraphOutput))
+        refusal = Refusal{"constant-output", "one is bound to a graph output, which must not "
+                                             "share a constant's buffer with its other readers"};
       if (!refusal && (facts[id].continuousUse || facts[equal].continuousUse))
         refusal = Refusal{"layout", "an op demanding contiguous inputs receives one of the "
                                     "results, and sharing its buffer could break that layout"};
