@@ -735,22 +735,9 @@ static_assert(std::size(kTypedMutations) == kNumTypedMutationKinds);
 /// Picks kinds by weight until one applies (bounded).
 std::optional<TypedMutationKind> mutateTypedOnce(MidendCase &c, MutationRng &rng,
                                                  const MidendLimits &limits) {
-  uint32_t total = 0;
-  for (const WeightedTypedMutation &w : kTypedMutations)
-    total += w.weight;
-  for (int tries = 0; tries < 16; ++tries) {
-    uint32_t r = rng.below(total);
-    for (const WeightedTypedMutation &w : kTypedMutations) {
-      if (r >= w.weight) {
-        r -= w.weight;
-        continue;
-      }
-      if (applyTypedMutation(c, w.kind, rng, limits))
-        return w.kind;
-      break;
-    }
-  }
-  return std::nullopt;
+  return drawWeighted(kTypedMutations, rng, [&](const WeightedTypedMutation &w) {
+    return applyTypedMutation(c, w.kind, rng, limits);
+  });
 }
 
 } // namespace
