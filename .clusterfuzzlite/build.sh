@@ -19,7 +19,7 @@ jobs="${GRAPHVET_BUILD_JOBS:-$(nproc)}"
 # standard library (OSS-Fuzz adds -stdlib=libc++ by default).
 CXXFLAGS="${CXXFLAGS//-stdlib=libc++/}"
 
-targets=(graph_parse_fuzzer tensor_move_delete_fuzzer)
+targets=(graph_parse_fuzzer tensor_move_delete_fuzzer midend_fuzzer)
 
 # No build type: the engine's flags ($CFLAGS: -O1, debug line tables, the
 # sanitizer) are the only optimization and instrumentation settings.

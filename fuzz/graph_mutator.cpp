@@ -755,22 +755,9 @@ bool applyMutation(Module &m, MutationKind kind, MutationRng &rng, const Mutatio
 }
 
 std::optional<MutationKind> mutateOnce(Module &m, MutationRng &rng, const MutationLimits &limits) {
-  uint32_t total = 0;
-  for (const WeightedMutation &w : kMutations)
-    total += w.weight;
-  for (int tries = 0; tries < 16; ++tries) {
-    uint32_t r = rng.below(total);
-    for (const WeightedMutation &w : kMutations) {
-      if (r >= w.weight) {
-        r -= w.weight;
-        continue;
-      }
-      if (applyMutation(m, w.kind, rng, limits))
-        return w.kind;
-      break;
-    }
-  }
-  return std::nullopt;
+  return drawWeighted(kMutations, rng, [&](const WeightedMutation &w) {
+    return applyMutation(m, w.kind, rng, limits);
+  });
 }
 
 bool spliceFragment(Module &m, const Module &donor, MutationRng &rng,

@@ -41,6 +41,30 @@ private:
   uint64_t state_;
 };
 
+/// Draws rows of a weighted mutation table (rows with `kind` and `weight`)
+/// until `tryRow(row)` applies one, at most 16 draws; the kind applied.
+/// Shared by the memory mutator and the typed one.
+template <typename Row, size_t N, typename TryRow>
+auto drawWeighted(const Row (&table)[N], MutationRng &rng, TryRow tryRow)
+    -> std::optional<decltype(table[0].kind)> {
+  uint32_t total = 0;
+  for (const Row &w : table)
+    total += w.weight;
+  for (int tries = 0; tries < 16; ++tries) {
+    uint32_t r = rng.below(total);
+    for (const Row &w : table) {
+      if (r >= w.weight) {
+        r -= w.weight;
+        continue;
+      }
+      if (tryRow(w))
+        return w.kind;
+      break;
+    }
+  }
+  return std::nullopt;
+}
+
 enum class MutationKind : uint8_t {
   AddNode,
   RemoveNode,

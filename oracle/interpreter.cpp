@@ -550,9 +550,19 @@ struct Interpreter::Impl {
         if (n > 0) // (slots[0] does not exist for an Identity without inputs)
           std::copy_n(scratch.data() + slots[0].offset, n, dst);
         // (An Identity without inputs has no e.inputs[0]: nothing to carry.)
+        // The copy's elements carry their bounds; a copy into a smaller
+        // buffer keeps the leading elements, and their bounds (found by
+        // midend_fuzzer, issue 29: an undescribed Identity of 4 elements
+        // behind a 48-element result lost its bounds and made the check exact).
         if (b < shadows.size() && n == info(b).size && !e.inputs.empty() &&
-            e.inputs[0] != kNoPort && bufferOf(e.inputs[0]) < shadows.size())
+            e.inputs[0] != kNoPort && bufferOf(e.inputs[0]) < shadows.size()) {
           shadows[b] = shadows[bufferOf(e.inputs[0])];
+          if (shadows[b]) {
+            uint32_t w = dtypeBytes(shadows[b]->dtype);
+            if (w != 0 && shadows[b]->s.m.size() > n / w)
+              shadows[b]->s.m.resize(n / w);
+          }
+        }
         std::fill(dst + n, dst + info(b).size, 0);
         if (undefInUse()) {
           std::copy_n(scratchUndef.data() + slots[0].offset, n, undefMem.data() + offset[b]);

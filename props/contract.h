@@ -52,7 +52,12 @@ inline constexpr std::string_view kNotIdempotentKind = "not-idempotent";
 /// inconclusive verdict into a violation. An invalid original, an output the
 /// verifier rejected (the oracle speaks for them) and an explicit list of
 /// several passes (run once, it promises no fixpoint) are left alone.
+///
+/// `input`, when given, is the module the first run started from: a first
+/// run that left it unchanged is not run again (passes are deterministic, so
+/// a second run on the same module would again change nothing).
 void checkIdempotent(const Module &optimized, const PipelineOptions &pipeline,
-                     const PipelineResult &first, oracle::CheckResult &result);
+                     const PipelineResult &first, oracle::CheckResult &result,
+                     const Module *input = nullptr);
 
 } // namespace graphvet::props

@@ -21,7 +21,7 @@ Evaluation evaluate(const Module &original, const EvalOptions &opts) {
   e.pipeline = runPipeline(e.optimized, opts.pipeline);
   e.result = checkOptimized(original, e.optimized, opts);
   if (opts.checkIdempotence)
-    checkIdempotent(e.optimized, opts.pipeline, e.pipeline, e.result);
+    checkIdempotent(e.optimized, opts.pipeline, e.pipeline, e.result, &original);
   return e;
 }
 

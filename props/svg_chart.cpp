@@ -2,6 +2,8 @@
 // one decimal: the page stays small and the output is stable.
 #include "props/svg_chart.h"
 
+#include "props/report.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -10,27 +12,9 @@
 namespace graphvet::props {
 namespace {
 
+/// SVG text and attributes escape as HTML does.
 std::string escape(const std::string &s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-    case '&':
-      out += "&amp;";
-      break;
-    case '<':
-      out += "&lt;";
-      break;
-    case '>':
-      out += "&gt;";
-      break;
-    case '"':
-      out += "&quot;";
-      break;
-    default:
-      out += c;
-    }
-  }
-  return out;
+  return htmlEscape(s);
 }
 
 /// A tick value as text: no trailing zeros, thousands as "12k" when round.

@@ -2,6 +2,7 @@
 // correctly rounded parsing.
 #include "ir/dtype.h"
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cfenv>
@@ -39,15 +40,6 @@ template <typename T> T loadRaw(const uint8_t *p) {
 }
 template <typename T> void storeRaw(uint8_t *p, T v) {
   std::memcpy(p, &v, sizeof v);
-}
-
-/// Rounds |a| (finite, > 0) to a multiple of 2^max(e - mantBits, minExp),
-/// nearest even; exact because the scalings are by powers of two.
-double roundToGrid(double a, int mantBits, int minQuantumExp) {
-  int e = std::ilogb(a);
-  int qe = std::max(e - mantBits, minQuantumExp);
-  double r = std::nearbyint(std::ldexp(a, -qe));
-  return std::ldexp(r, qe);
 }
 
 // The canonical quiet NaNs that print as `nan`.
@@ -187,59 +179,75 @@ uint64_t intMax(DType t) {
   }
 }
 
+namespace {
+
+/// The magnitude bits (exponent and stored mantissa fields) of |d| rounded
+/// once, to nearest even, to a binary format of `man` stored mantissa bits
+/// and exponent bias `bias`, subnormals kept; the infinity pattern on
+/// overflow. `absBits` is a finite, nonzero double's bits without the sign.
+/// Straight from the double's bits: the interpreter converts every f16 and
+/// bf16 element through here (the ldexp/ilogb route cost ~40 ns each).
+uint32_t roundMagnitude(uint64_t absBits, int man, int bias) {
+  const int biased = static_cast<int>(absBits >> 52);
+  if (biased == 0)
+    return 0; // a double subnormal is below half of either format's smallest value
+  const uint64_t mant = (absBits & ((uint64_t{1} << 52) - 1)) | (uint64_t{1} << 52);
+  const int exp = biased - 1023, minExp = 1 - bias;
+  const int shift = 52 - man + (exp < minExp ? minExp - exp : 0);
+  if (shift >= 64)
+    return 0;
+  uint64_t q = mant >> shift;
+  const uint64_t rem = mant & ((uint64_t{1} << shift) - 1), half = uint64_t{1} << (shift - 1);
+  if (rem > half || (rem == half && (q & 1)))
+    ++q;
+  // A subnormal that rounds up to 2^man is the smallest normal's encoding;
+  // a normal whose mantissa rounds up to 2^(man+1) carries into the exponent.
+  const uint32_t bits = exp < minExp ? static_cast<uint32_t>(q)
+                                     : (static_cast<uint32_t>(exp + bias) << man) +
+                                           static_cast<uint32_t>(q - (uint64_t{1} << man));
+  const uint32_t inf = static_cast<uint32_t>(2 * bias + 1) << man;
+  return std::min(bits, inf);
+}
+
+} // namespace
+
 uint16_t f16FromDouble(double d) {
-  uint16_t sign = std::signbit(d) ? 0x8000 : 0;
-  if (std::isnan(d)) {
-    uint64_t b = std::bit_cast<uint64_t>(d);
+  const uint64_t b = std::bit_cast<uint64_t>(d);
+  const uint16_t sign = static_cast<uint16_t>((b >> 48) & 0x8000);
+  const uint64_t abs = b & 0x7fffffffffffffffull;
+  if (abs > 0x7ff0000000000000ull) // NaN: quiet, with the top payload bits
     return static_cast<uint16_t>(sign | 0x7e00 | ((b >> 42) & 0x1ff));
-  }
-  double a = std::fabs(d);
-  if (std::isinf(a))
+  if (abs == 0x7ff0000000000000ull)
     return sign | 0x7c00;
-  if (a == 0)
+  if (abs == 0)
     return sign;
-  double r = roundToGrid(a, 10, -24);
-  if (r >= 65536.0)
-    return sign | 0x7c00;
-  if (r < std::ldexp(1.0, -14)) // subnormal (or rounded up to the smallest normal)
-    return static_cast<uint16_t>(sign | static_cast<uint16_t>(std::ldexp(r, 24)));
-  int e = std::ilogb(r);
-  auto mant = static_cast<uint16_t>(std::ldexp(r, 10 - e) - 1024.0);
-  return static_cast<uint16_t>(sign | ((e + 15) << 10) | mant);
+  return static_cast<uint16_t>(sign | roundMagnitude(abs, 10, 15));
 }
 
 double f16ToDouble(uint16_t h) {
-  double sign = (h & 0x8000) ? -1.0 : 1.0;
-  int e = (h >> 10) & 0x1f;
-  int m = h & 0x3ff;
-  if (e == 0)
-    return sign * std::ldexp(m, -24);
-  if (e == 31) {
-    if (m == 0)
-      return sign * std::numeric_limits<double>::infinity();
-    uint64_t b = (h & 0x8000 ? 0x8000000000000000ull : 0) | 0x7ff0000000000000ull |
-                 (static_cast<uint64_t>(m) << 42);
-    return std::bit_cast<double>(b);
+  const uint64_t sign = static_cast<uint64_t>(h & 0x8000) << 48;
+  const int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+  if (e == 0) {
+    double v = static_cast<double>(m) * 0x1p-24; // exact
+    return sign ? -v : v;
   }
-  return sign * std::ldexp(1024 + m, e - 25);
+  if (e == 31)
+    return std::bit_cast<double>(sign | 0x7ff0000000000000ull | (static_cast<uint64_t>(m) << 42));
+  return std::bit_cast<double>(sign | (static_cast<uint64_t>(e - 15 + 1023) << 52) |
+                               (static_cast<uint64_t>(m) << 42));
 }
 
 uint16_t bf16FromDouble(double d) {
-  uint16_t sign = std::signbit(d) ? 0x8000 : 0;
-  if (std::isnan(d)) {
-    uint64_t b = std::bit_cast<uint64_t>(d);
+  const uint64_t b = std::bit_cast<uint64_t>(d);
+  const uint16_t sign = static_cast<uint16_t>((b >> 48) & 0x8000);
+  const uint64_t abs = b & 0x7fffffffffffffffull;
+  if (abs > 0x7ff0000000000000ull)
     return static_cast<uint16_t>(sign | 0x7fc0 | ((b >> 45) & 0x3f));
-  }
-  double a = std::fabs(d);
-  if (std::isinf(a))
+  if (abs == 0x7ff0000000000000ull)
     return sign | 0x7f80;
-  if (a == 0)
+  if (abs == 0)
     return sign;
-  double r = roundToGrid(a, 7, -133);
-  if (r >= std::ldexp(1.0, 128))
-    return sign | 0x7f80;
-  // r is exactly a bfloat16 value, hence exactly a float.
-  return static_cast<uint16_t>(sign | (std::bit_cast<uint32_t>(static_cast<float>(r)) >> 16));
+  return static_cast<uint16_t>(sign | roundMagnitude(abs, 7, 127));
 }
 
 double bf16ToDouble(uint16_t h) {

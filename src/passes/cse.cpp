@@ -54,10 +54,27 @@ size_t hashAttr(const AttrValue &v) {
   if (v.isFloat())
     return std::hash<uint64_t>{}(std::bit_cast<uint64_t>(v.asFloat()));
   if (v.isTensor()) {
+    // Type, size and a sample of the bytes (all of them up to 512, else 64
+    // evenly spread 8-byte pieces): equal tensors hash alike, and a model's
+    // megabytes of weights are not read through on every round.
     const Tensor &t = v.asTensor();
     std::span<const uint8_t> bytes = t.bytes();
-    size_t h = std::hash<std::string_view>{}(
-        std::string_view(reinterpret_cast<const char *>(bytes.data()), bytes.size()));
+    auto piece = [&](size_t at, size_t len) {
+      return std::hash<std::string_view>{}(
+          std::string_view(reinterpret_cast<const char *>(bytes.data()) + at, len));
+    };
+    size_t h = bytes.size() * 0x9e3779b97f4a7c15ULL;
+    if (bytes.size() <= 512) {
+      h ^= piece(0, bytes.size());
+    } else {
+      constexpr size_t kPieces = 64, kLen = 8;
+      for (size_t k = 0; k < kPieces; ++k) {
+        size_t at = (bytes.size() - kLen) * k / (kPieces - 1);
+        h ^= piece(at, kLen) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+      }
+    }
+    for (int64_t d : t.shape())
+      h ^= static_cast<size_t>(d) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
     return h ^ (static_cast<size_t>(t.dtype()) << 1) ^ (t.shape().size() << 9);
   }
   return v.isList() ? v.asList().size() : 0;
@@ -333,6 +350,13 @@ private:
       if (!refusal && facts[id].reachesGraphOutput && facts[equal].reachesGraphOutput)
         refusal = Refusal{"graph-outputs",
                           "both results are graph outputs, which must not start to alias"};
+      // A constant a graph output is bound to hands the caller its buffer:
+      // shared with the other constant's readers, a write to that output
+      // would change what they read (found by midend_fuzzer, issue 29).
+      if (!refusal && opKind(n) == OpKind::Weight &&
+          (facts[id].reachesGraphOutput || facts[equal].reachesGraphOutput))
+        refusal = Refusal{"constant-output", "one is bound to a graph output, which must not "
+                                             "share a constant's buffer with its other readers"};
       if (!refusal && (facts[id].continuousUse || facts[equal].continuousUse))
         refusal = Refusal{"layout", "an op demanding contiguous inputs receives one of the "
                                     "results, and sharing its buffer could break that layout"};

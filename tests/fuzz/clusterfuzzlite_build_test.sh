@@ -46,7 +46,7 @@ echo "build.sh took $((SECONDS - start))s"
 expected_seeds=$(find "$src/corpus" "$src/fuzz/seeds" -name '*.graph' -type f 2>/dev/null | wc -l)
 ((expected_seeds > 0)) || fail "no seed graphs under corpus/ or fuzz/seeds/"
 
-for t in graph_parse_fuzzer tensor_move_delete_fuzzer; do
+for t in graph_parse_fuzzer tensor_move_delete_fuzzer midend_fuzzer; do
   [[ -x "$OUT/$t" ]] || fail "$OUT/$t missing or not executable"
   [[ -s "$OUT/$t.dict" ]] || fail "$OUT/$t.dict missing or empty"
   grep -q '^\[libfuzzer\]' "$OUT/$t.options" || fail "$OUT/$t.options has no [libfuzzer] section"

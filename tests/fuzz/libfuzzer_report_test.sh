@@ -13,7 +13,9 @@
 # reproduced", and one byte-identical to a corpus graph is known. The planted
 # pass finding (libfuzzer_report/unsound-ref-var-src.graph, found by the
 # fuzzer and reduced to 4 nodes) is checked as reduced while `graphvet check`
-# still calls it a violation, and as not reproduced once the pass is fixed.
+# still calls it a violation, and as not reproduced once the pass is fixed;
+# midend_fuzzer's open cse finding (fuzz/crashes-found/) is reduced with the
+# pipeline its `# passes:` line names while it is open.
 set -euo pipefail
 src=$(cd "$1" && pwd)
 graphvet=${2-}
@@ -23,6 +25,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 tmd=tensor_move_delete_fuzzer
 gpf=graph_parse_fuzzer
+mid=midend_fuzzer
 
 fail() { echo "FAIL: $*" >&2; [[ -f "$tmp/out" ]] && sed 's/^/  | /' "$tmp/out" >&2; exit 1; }
 expect_line() { grep -qF -- "$1" "$tmp/out" || fail "no line with: $1"; }
@@ -109,12 +112,26 @@ cat >"$art/$gpf/fuzz.log" <<'EOF'
 Done 5000 runs in 10 second(s)
 EOF
 
+# midend_fuzzer: reduced with the pipeline the first line names; a finding
+# without that line is not reduced. crash-10 reduces to crash-09's graph.
+m="$art/$mid"
+mkdir -p "$m"
+printf '# passes: cse\n# stub-violation\n%s\n' "$graph_a" >"$m/crash-09"
+printf '# passes: -O2\n# stub-violation\n%s\n  pad4 = ReLU(x)\n' "$graph_a" >"$m/crash-10"
+printf '# stub-violation\n%s\n' "$graph_a" >"$m/crash-11"
+
 run_report --artifacts "$art" --corpus "$corpus" --graphvet "$stub" --fuzzer-dir "$fuzzers"
 ((status == 1)) || fail "exit status $status with findings, expected 1"
-[[ "$(tail -n2 "$tmp/out")" == "$gpf: 5000 execs, 500 exec/s, corpus 0 inputs, new findings 1, known findings 1
-$tmd: 1615 execs, 35 exec/s, corpus 3 inputs, new findings 3, known findings 3" ]] ||
-  fail "summary lines: $(tail -n2 "$tmp/out")"
-expect_line "ci/fuzz-libfuzzer: 8 finding(s):"
+[[ "$(tail -n3 "$tmp/out")" == "$gpf: 5000 execs, 500 exec/s, corpus 0 inputs, new findings 1, known findings 1
+$tmd: 1615 execs, 35 exec/s, corpus 3 inputs, new findings 3, known findings 3
+$mid: 0 execs, 0 exec/s, corpus 0 inputs, new findings 2, known findings 1" ]] ||
+  fail "summary lines: $(tail -n3 "$tmp/out")"
+expect_line "ci/fuzz-libfuzzer: 11 finding(s):"
+expect_line "  new   crash-09 (7 lines) -> crash-09.reduced.graph: 3 nodes, 8 lines, race violation"
+expect_line "        replay: $stub check $m/crash-09.reduced.graph --passes cse"
+expect_line "  known crash-10 (8 lines) -> crash-10.reduced.graph: 3 nodes, 8 lines, race violation; same graph as crash-09.reduced.graph"
+expect_line "        replay: $stub check $m/crash-10.reduced.graph -O 2"
+expect_line "  new   crash-11 (6 lines): no '# passes:' line to reduce with; replay with: $fuzzers/$mid $m/crash-11"
 expect_line "  new   crash-01 (7 lines) -> crash-01.reduced.graph: 3 nodes, 8 lines, race violation"
 expect_line "        replay: $stub check $t/crash-01.reduced.graph --passes tensor-move-delete --states 4"
 expect_line "  known crash-02 (8 lines) -> crash-02.reduced.graph: 3 nodes, 8 lines, race violation; same graph as crash-01.reduced.graph"
@@ -148,7 +165,8 @@ run_report --artifacts "$tmp/empty" --corpus "$corpus" --graphvet "$tmp/missing/
 ((status == 0)) || fail "exit status $status without findings, expected 0"
 [[ "$(cat "$tmp/out")" == "ci/fuzz-libfuzzer: no findings
 $gpf: 0 execs, 0 exec/s, corpus 0 inputs, new findings 0, known findings 0
-$tmd: 0 execs, 0 exec/s, corpus 3 inputs, new findings 0, known findings 0" ]] || fail "output without findings"
+$tmd: 0 execs, 0 exec/s, corpus 3 inputs, new findings 0, known findings 0
+$mid: 0 execs, 0 exec/s, corpus 0 inputs, new findings 0, known findings 0" ]] || fail "output without findings"
 
 # Bad usage: exit 2, for the report and for the campaign (before any build).
 run_report --target nonesuch
@@ -195,4 +213,22 @@ if ((check == 1)); then
 else
   expect_line "crash-13 ($(wc -l <"$planted") lines): not reproduced by graphvet check"
   echo "ok: real graphvet (the planted violation is fixed: graphvet check exits $check; listed as not reproduced)"
+fi
+
+# midend_fuzzer with the real graphvet: the open cse finding of
+# fuzz/crashes-found/ (while it is open) is reduced with the pipeline its
+# first line names and known by its graph.
+mfinding="$src/fuzz/crashes-found/midend-cse-const-graph-output.graph"
+check=0
+[[ -f "$mfinding" ]] && { "$graphvet" check "$mfinding" --passes cse >/dev/null 2>&1 || check=$?; }
+if ((check == 1)); then
+  m="$art/$mid"
+  mkdir -p "$m"
+  cp "$mfinding" "$m/crash-14"
+  run_report --artifacts "$art" --corpus "$corpus" --graphvet "$graphvet" --fuzzer-dir "$fuzzers" --target "$mid"
+  ((status == 1)) || fail "real graphvet, $mid: exit status $status, expected 1"
+  grep -Eq "^  known crash-14 \([0-9]+ lines\) -> crash-14\.reduced\.graph: [0-9]+ nodes, [0-9]+ lines, [a-z-]+ violation; already in fuzz/crashes-found/midend-cse-const-graph-output\.graph" "$tmp/out" ||
+    fail "real graphvet: $mid crash-14 not reduced and known"
+  expect_line "        replay: $graphvet check $m/crash-14.reduced.graph --passes cse"
+  echo "ok: real graphvet ($mid finding reduced with its pipeline)"
 fi

@@ -5,8 +5,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
+#include <limits>
+#include <vector>
 
 namespace graphvet {
 namespace {
@@ -123,6 +127,111 @@ TEST(Tensor, UndefMaskIsPerElementAndLazy) {
   EXPECT_FALSE(t.isUndef(3));
   EXPECT_EQ(t.type().str(), "f32[2, 3]");
   EXPECT_EQ(stridesOf(t.shape()), (std::vector<int64_t>{3, 1}));
+}
+
+// The conversions of f16 and bf16 work on the double's bits (they run for
+// every element the interpreter stores); the reference here is the
+// straightforward ldexp/nearbyint formulation they replaced. Every half and
+// bfloat16 value converts back identically, and every double near a value,
+// a midpoint (ties to even), the overflow threshold and the subnormal range
+// rounds identically.
+namespace reference {
+
+double roundToGrid(double a, int mantBits, int minQuantumExp) {
+  int e = std::ilogb(a);
+  int qe = std::max(e - mantBits, minQuantumExp);
+  return std::ldexp(std::nearbyint(std::ldexp(a, -qe)), qe);
+}
+
+uint16_t f16FromDouble(double d) {
+  uint16_t sign = std::signbit(d) ? 0x8000 : 0;
+  if (std::isnan(d))
+    return static_cast<uint16_t>(sign | 0x7e00 | ((std::bit_cast<uint64_t>(d) >> 42) & 0x1ff));
+  double a = std::fabs(d);
+  if (std::isinf(a))
+    return sign | 0x7c00;
+  if (a == 0)
+    return sign;
+  double r = roundToGrid(a, 10, -24);
+  if (r >= 65536.0)
+    return sign | 0x7c00;
+  if (r < std::ldexp(1.0, -14))
+    return static_cast<uint16_t>(sign | static_cast<uint16_t>(std::ldexp(r, 24)));
+  int e = std::ilogb(r);
+  auto mant = static_cast<uint16_t>(std::ldexp(r, 10 - e) - 1024.0);
+  return static_cast<uint16_t>(sign | ((e + 15) << 10) | mant);
+}
+
+double f16ToDouble(uint16_t h) {
+  double sign = (h & 0x8000) ? -1.0 : 1.0;
+  int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+  if (e == 0)
+    return sign * std::ldexp(m, -24);
+  if (e == 31) {
+    if (m == 0)
+      return sign * std::numeric_limits<double>::infinity();
+    return std::bit_cast<double>((h & 0x8000 ? 0x8000000000000000ull : 0) | 0x7ff0000000000000ull |
+                                 (static_cast<uint64_t>(m) << 42));
+  }
+  return sign * std::ldexp(1024 + m, e - 25);
+}
+
+uint16_t bf16FromDouble(double d) {
+  uint16_t sign = std::signbit(d) ? 0x8000 : 0;
+  if (std::isnan(d))
+    return static_cast<uint16_t>(sign | 0x7fc0 | ((std::bit_cast<uint64_t>(d) >> 45) & 0x3f));
+  double a = std::fabs(d);
+  if (std::isinf(a))
+    return sign | 0x7f80;
+  if (a == 0)
+    return sign;
+  double r = roundToGrid(a, 7, -133);
+  if (r >= std::ldexp(1.0, 128))
+    return sign | 0x7f80;
+  return static_cast<uint16_t>(sign | (std::bit_cast<uint32_t>(static_cast<float>(r)) >> 16));
+}
+
+} // namespace reference
+
+/// Doubles around every value of a 16-bit format: the value, its neighbours
+/// one double ulp away, and the midpoint to the next value with its
+/// neighbours (decoded by `toDouble`).
+template <typename ToDouble> std::vector<double> probes(ToDouble toDouble) {
+  std::vector<double> out;
+  for (uint32_t h = 0; h < 0x10000; ++h) {
+    double v = toDouble(static_cast<uint16_t>(h));
+    double next = toDouble(static_cast<uint16_t>((h & 0x7fff) == 0x7fff ? h : h + 1));
+    if (!std::isfinite(v))
+      continue;
+    for (double x : {v, (v + next) / 2})
+      for (double y : {x, std::nextafter(x, -INFINITY), std::nextafter(x, INFINITY)})
+        out.push_back(y);
+  }
+  for (double x : {1e-300, -1e-300, 5e-324, 1e300, 65520.0, 65519.99, 3.4e38, 3.4028235e38})
+    out.push_back(x);
+  return out;
+}
+
+TEST(DType, HalfConversionsMatchTheReferenceExactly) {
+  for (uint32_t h = 0; h < 0x10000; ++h)
+    ASSERT_EQ(std::bit_cast<uint64_t>(f16ToDouble(static_cast<uint16_t>(h))),
+              std::bit_cast<uint64_t>(reference::f16ToDouble(static_cast<uint16_t>(h))))
+        << std::hex << h;
+  std::vector<double> ds = probes(reference::f16ToDouble);
+  ASSERT_GT(ds.size(), 300000u);
+  for (double d : ds)
+    ASSERT_EQ(f16FromDouble(d), reference::f16FromDouble(d)) << std::hexfloat << d;
+}
+
+TEST(DType, BFloat16ConversionsMatchTheReferenceExactly) {
+  std::vector<double> ds = probes(bf16ToDouble);
+  ASSERT_GT(ds.size(), 300000u);
+  for (double d : ds)
+    ASSERT_EQ(bf16FromDouble(d), reference::bf16FromDouble(d)) << std::hexfloat << d;
+  // NaNs keep their sign and top payload bits.
+  double nan = std::bit_cast<double>(0xfff4000000000123ull);
+  EXPECT_EQ(f16FromDouble(nan), reference::f16FromDouble(nan));
+  EXPECT_EQ(bf16FromDouble(nan), reference::bf16FromDouble(nan));
 }
 
 } // namespace

@@ -201,7 +201,7 @@ int checkFiles(const CheckCmdOptions &opts) {
     props::checkReservedNodesKept(*original, optimized, r);
     props::checkOutlinedCallOutputs(*original, optimized, r);
     if (opts.idempotent)
-      props::checkIdempotent(optimized, pipeline, pr, r);
+      props::checkIdempotent(optimized, pipeline, pr, r, &*original);
     r.replay = oracle::replayPassesCommand(file, opts.pipeline.passes.value_or(""), opts.seed,
                                            opts.arithmetics) +
                pipelineReplayFlags(opts.pipeline) + checkReplayFlags(opts) +

@@ -7,6 +7,7 @@
 #include "ir/dtype.h"
 
 #include <cmath>
+#include <cstring>
 #include <fmt/format.h>
 
 namespace graphvet::fold_scale_axis {
@@ -104,11 +105,48 @@ std::optional<Refusal> store(Tensor &out, int64_t i, double a, double s, double 
   return std::nullopt;
 }
 
+/// The coordinate of a flat index along one physical axis of a shape, its
+/// stride computed once (it runs for every weight element).
+class AxisCoord {
+public:
+  AxisCoord(const Shape &shape, int64_t axis) : dim_(shape[static_cast<size_t>(axis)]) {
+    for (size_t k = static_cast<size_t>(axis) + 1; k < shape.size(); ++k)
+      stride_ *= shape[k];
+  }
+  int64_t operator()(int64_t i) const { return (i / stride_) % dim_; }
+  int64_t stride() const { return stride_; }
+  int64_t dim() const { return dim_; }
+
+private:
+  int64_t stride_ = 1, dim_;
+};
+
 /// W scaled per element by scale[channelOf(flat index)].
 template <class ChannelOf>
 std::optional<Refusal> scaleWeights(const Tensor &w, const std::vector<double> &scale,
                                     ChannelOf channelOf, Tensor &out) {
   out = Tensor(w.type());
+  if (w.dtype() == DType::F32) {
+    // The common case without a dtype dispatch per element: the same
+    // product, rounded once to f32, and the same checks as store().
+    const uint8_t *src = w.bytes().data();
+    uint8_t *dst = out.bytes().data();
+    const double smallest = smallestNormal(DType::F32);
+    for (int64_t i = 0; i < w.size(); ++i) {
+      int64_t c = channelOf(i);
+      if (c < 0 || c >= static_cast<int64_t>(scale.size()))
+        return Refusal{"weights-shape", "a weight maps to no channel of the scale"};
+      float a;
+      std::memcpy(&a, src + 4 * i, 4);
+      double exact = static_cast<double>(a) * scale[static_cast<size_t>(c)];
+      float rounded = static_cast<float>(exact);
+      std::memcpy(dst + 4 * i, &rounded, 4);
+      if (std::isfinite(a) && (!std::isfinite(rounded) ||
+                               (rounded != exact && exact != 0 && std::fabs(exact) < smallest)))
+        return store(out, i, a, scale[static_cast<size_t>(c)], 0); // its refusal
+    }
+    return std::nullopt;
+  }
   for (int64_t i = 0; i < w.size(); ++i) {
     int64_t c = channelOf(i);
     if (c < 0 || c >= static_cast<int64_t>(scale.size()))
@@ -119,12 +157,34 @@ std::optional<Refusal> scaleWeights(const Tensor &w, const std::vector<double> &
   return std::nullopt;
 }
 
-/// The coordinate of flat index `i` along physical axis `axis` of `shape`.
-int64_t coord(const Shape &shape, int64_t axis, int64_t i) {
-  int64_t stride = 1;
-  for (size_t k = static_cast<size_t>(axis) + 1; k < shape.size(); ++k)
-    stride *= shape[k];
-  return (i / stride) % shape[static_cast<size_t>(axis)];
+/// W scaled along one axis: the same values as the generic loop, walked as
+/// (outer, channel, inner) blocks so that no element pays a division.
+std::optional<Refusal> scaleWeights(const Tensor &w, const std::vector<double> &scale,
+                                    AxisCoord axis, Tensor &out) {
+  if (w.dtype() != DType::F32 || axis.dim() != static_cast<int64_t>(scale.size()))
+    return scaleWeights<AxisCoord>(w, scale, axis, out);
+  out = Tensor(w.type());
+  const uint8_t *src = w.bytes().data();
+  uint8_t *dst = out.bytes().data();
+  const double smallest = smallestNormal(DType::F32);
+  const int64_t inner = axis.stride(), dim = axis.dim();
+  const int64_t outer = inner * dim == 0 ? 0 : w.size() / (inner * dim);
+  int64_t i = 0;
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t c = 0; c < dim; ++c) {
+      const double sc = scale[static_cast<size_t>(c)];
+      for (int64_t k = 0; k < inner; ++k, ++i) {
+        float a;
+        std::memcpy(&a, src + 4 * i, 4);
+        double exact = static_cast<double>(a) * sc;
+        float rounded = static_cast<float>(exact);
+        std::memcpy(dst + 4 * i, &rounded, 4);
+        if (std::isfinite(a) && (!std::isfinite(rounded) ||
+                                 (rounded != exact && exact != 0 && std::fabs(exact) < smallest)))
+          return store(out, i, a, sc, 0); // its refusal
+      }
+    }
+  return std::nullopt;
 }
 
 std::optional<Refusal> checkDTypes(const TensorType &y, const Tensor &s, const Tensor &w) {
@@ -237,8 +297,7 @@ std::optional<Refusal> planBackward(const Graph &g, GraphId gid, const ModuleTyp
   plan = FoldPlan{};
   if (op.type == "Conv") {
     // W is OIHW (OHWI in NHWC): output channel o is the physical axis 0.
-    r = scaleWeights(
-        *w, scale, [&](int64_t i) { return coord(ws, 0, i); }, plan.weight);
+    r = scaleWeights(*w, scale, AxisCoord(ws, 0), plan.weight);
     plan.where = "output channels (O) of the weights";
   } else if (op.type == "ConvTranspose") {
     // W is (C_in, C_out/group, k...) ((C_in, k..., C_out/group) in NHWC):
@@ -250,7 +309,10 @@ std::optional<Refusal> planBackward(const Graph &g, GraphId gid, const ModuleTyp
                                             op.name, group)};
     int64_t Mg = ws[static_cast<size_t>(mAxis)];
     r = scaleWeights(
-        *w, scale, [&](int64_t i) { return coord(ws, 0, i) / Cg * Mg + coord(ws, mAxis, i); },
+        *w, scale,
+        [&, o = AxisCoord(ws, 0), m = AxisCoord(ws, mAxis)](int64_t i) {
+          return o(i) / Cg * Mg + m(i);
+        },
         plan.weight);
     plan.where = "output channels (axis 1) of the weights";
   } else if (op.type == "Gemm") {
@@ -265,13 +327,11 @@ std::optional<Refusal> planBackward(const Graph &g, GraphId gid, const ModuleTyp
     for (double &v : weightScale)
       v *= alpha;
     plan.dropAlpha = alpha != 1.0;
-    r = scaleWeights(
-        *w, weightScale, [&](int64_t i) { return coord(ws, nAxis, i); }, plan.weight);
+    r = scaleWeights(*w, weightScale, AxisCoord(ws, nAxis), plan.weight);
     plan.where =
         fmt::format("the N axis (axis {}) of B{}", nAxis, plan.dropAlpha ? " with alpha" : "");
   } else {
-    r = scaleWeights(
-        *w, scale, [&](int64_t i) { return coord(ws, 1, i); }, plan.weight);
+    r = scaleWeights(*w, scale, AxisCoord(ws, 1), plan.weight);
     plan.where = "the columns (N) of the weights";
   }
   if (r)
@@ -459,17 +519,18 @@ std::optional<Refusal> planForward(const Graph &g, GraphId gid, const ModuleType
                                             "scale is not folded into its input channels",
                                             op.name, group)};
     r = scaleWeights(
-        *w, scale, [&](int64_t i) { return coord(ws, 0, i) / Mg * Cg + coord(ws, iAxis, i); },
+        *w, scale,
+        [&, o = AxisCoord(ws, 0), c = AxisCoord(ws, iAxis)](int64_t i) {
+          return o(i) / Mg * Cg + c(i);
+        },
         plan.weight);
     plan.where = "input channels (I) of the weights";
   } else if (op.type == "Gemm") {
     int64_t kAxis = op.intAttr("transB").value_or(0) != 0 ? 1 : 0;
-    r = scaleWeights(
-        *w, scale, [&](int64_t i) { return coord(ws, kAxis, i); }, plan.weight);
+    r = scaleWeights(*w, scale, AxisCoord(ws, kAxis), plan.weight);
     plan.where = fmt::format("the K axis (axis {}) of B", kAxis);
   } else {
-    r = scaleWeights(
-        *w, scale, [&](int64_t i) { return coord(ws, 0, i); }, plan.weight);
+    r = scaleWeights(*w, scale, AxisCoord(ws, 0), plan.weight);
     plan.where = "the rows (K) of the weights";
   }
   if (r)

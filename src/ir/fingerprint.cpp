@@ -1,0 +1,106 @@
+// structuralFingerprint: one pass over the module feeding a 64-bit mixer.
+#include "ir/fingerprint.h"
+
+#include <bit>
+#include <string_view>
+
+namespace graphvet {
+namespace {
+
+/// A streaming 64-bit hash (FNV-1a over bytes, a multiply-xorshift mix per
+/// word): order-sensitive, cheap, good enough to tell states apart.
+class Hasher {
+public:
+  void word(uint64_t v) {
+    h_ ^= v + 0x9e3779b97f4a7c15ull + (h_ << 6) + (h_ >> 2);
+    h_ *= 0xff51afd7ed558ccdull;
+    h_ ^= h_ >> 33;
+  }
+  void text(std::string_view s) {
+    uint64_t f = 1469598103934665603ull;
+    for (unsigned char c : s) {
+      f ^= c;
+      f *= 1099511628211ull;
+    }
+    word(f ^ s.size());
+  }
+  void attr(const AttrValue &v) {
+    if (v.isInt()) {
+      word(1);
+      word(static_cast<uint64_t>(v.asInt()));
+    } else if (v.isBool()) {
+      word(2);
+      word(v.asBool());
+    } else if (v.isFloat()) {
+      word(3);
+      word(std::bit_cast<uint64_t>(v.asFloat()));
+    } else if (v.isTensor()) {
+      word(4);
+      word(reinterpret_cast<uintptr_t>(v.tensorPtr().get()));
+    } else if (v.isList()) {
+      word(5);
+      word(v.asList().size());
+      for (const AttrValue &e : v.asList())
+        attr(e);
+    } else if (v.isIdent()) {
+      word(6);
+      text(v.asIdent());
+    } else {
+      word(7);
+      text(v.asString());
+    }
+  }
+  uint64_t value() const { return h_; }
+
+private:
+  uint64_t h_ = 0x243f6a8885a308d3ull;
+};
+
+} // namespace
+
+uint64_t structuralFingerprint(const Module &m) {
+  Hasher h;
+  for (const auto &[key, value] : m.options) {
+    h.text(key);
+    h.text(value);
+  }
+  h.word(m.numGraphs());
+  for (GraphId gid = 0; gid < m.numGraphs(); ++gid) {
+    const Graph &g = m.graph(gid);
+    h.word(g.alive);
+    if (!g.alive)
+      continue;
+    h.text(g.name);
+    h.word(g.parentGraph);
+    h.word(g.parentNode);
+    h.word(g.capacity());
+    for (NodeId id = 0; id < g.capacity(); ++id) {
+      const Node &n = g.node(id);
+      h.word(n.alive);
+      if (!n.alive)
+        continue;
+      h.text(n.name);
+      h.text(n.type);
+      h.word(n.inputs.size());
+      for (const auto &in : n.inputs)
+        h.word(in ? (uint64_t{in->node} << 32 | in->index) : ~uint64_t{0});
+      h.word(n.numOutputs);
+      h.word(n.attrs.size());
+      for (const auto &[key, value] : n.attrs) {
+        h.text(key);
+        h.attr(value);
+      }
+      for (GraphId s : n.subgraphs)
+        h.word(s);
+      h.word(n.ctrlIn.size());
+      for (NodeId c : n.ctrlIn)
+        h.word(c);
+      h.word(n.ctrlOut.size());
+      for (NodeId c : n.ctrlOut)
+        h.word(c);
+    }
+  }
+  return h.value();
+}
+
+} // namespace graphvet
