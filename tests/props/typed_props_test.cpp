@@ -447,6 +447,10 @@ TEST(TypedGraphProps, PlainestMotifIsThePattern) {
       {"motif:legalize-targets", Feature::LegalizeGemm},
       {"motif:norms", Feature::NormLayer},
       {"motif:random", Feature::RandomTwins},
+      {"motif:cast-chain", Feature::CastRoundTripExact},
+      {"motif:transpose-pair", Feature::TransposePairCancel},
+      {"motif:reshape-chain", Feature::ReshapeChain},
+      {"motif:half-chain", Feature::HalfChain},
   };
   ASSERT_EQ(numTypedMotifs(), std::size(expected));
   for (size_t i = 0; i < numTypedMotifs(); ++i) {
