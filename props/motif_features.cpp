@@ -285,7 +285,7 @@ void addChainFeatures(const Module &m, const Graph &g, const std::function<void(
     }
     if (n.type == "Reshape" && p && p->type == "Reshape") {
       set(Feature::ReshapeChain);
-      if (allowZeroEmptyPair(g, typesOf(), *p, n))
+      if (p->intAttr("allowzero").value_or(0) == 1 && allowZeroEmptyPair(g, typesOf(), *p, n))
         set(Feature::ReshapeAllowZeroEmpty);
     }
     if (n.type == "Squeeze" || n.type == "Unsqueeze")
