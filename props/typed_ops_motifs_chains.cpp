@@ -308,12 +308,17 @@ void buildAllowZeroEmpty(Builder &b) {
     s1.push_back(1 + b.ch.below(3)); // a trailing extra axis
   const Shape mid(s1.begin(), s1.end());
   const Value m = emitReshape(b, x, s1, mid, 1);
-  // s2 of rank p+1 .. rank(mid), 0 at p (copying mid[p] = 0).
-  const size_t k = p + 1 + b.ch.below(static_cast<unsigned>(mid.size() - p));
+  // s2 of rank max(p, z) + 1 .. rank(mid), 0 at p (copying mid[p] = 0)
+  // and mostly at z too: then a reader who takes the middle shape for x's
+  // (x[p] at p) still finds an empty, valid result, so nothing but the
+  // allowzero tells the chain from one it may collapse.
+  const size_t last = std::max(p, z);
+  const size_t k = last + 1 + b.ch.below(static_cast<unsigned>(mid.size() - last));
+  const bool copyZ = !b.ch.chance(20);
   std::vector<int64_t> s2;
   for (size_t i = 0; i < k; ++i)
-    s2.push_back(i == p ? 0 : 1 + b.ch.below(4));
-  Shape out(s2.begin(), s2.end()); // the 0 copies mid[p] = 0
+    s2.push_back(i == p || (i == z && copyZ) ? 0 : 1 + b.ch.below(4));
+  Shape out(s2.begin(), s2.end()); // each 0 copies mid's 0 there
   emitReshape(b, m, s2, out, 0);
 }
 
