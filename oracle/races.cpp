@@ -134,9 +134,31 @@ std::vector<StepIndex> orderWith(const Domain &d, StepIndex first, StepIndex /*s
 
 std::string LayoutConflict::key() const {
   std::string who = output >= 0 ? "output" + std::to_string(output) : buffer;
-  std::string other = kind == "output+weight" ? buffer : node;
+  std::string other = kind == "output+weight" ? buffer : scopedNode;
   return kind + "|" + who + "|" + other;
 }
+
+namespace {
+
+/// Node n of graph g named as if every call holding it were inlined: the
+/// name in the innermost enclosing graph that is not a call's subgraph
+/// (found by the --passes all campaign, issue 29: partition-graph outlined
+/// a continuous op whose layout conflict the original already had, and the
+/// conflict looked new under the region's name).
+std::string scopedName(const Module &m, GraphId g, NodeId n) {
+  GraphId scope = g;
+  for (size_t depth = 0; depth < m.numGraphs() && scope != 0; ++depth) {
+    const Graph &sg = m.graph(scope);
+    if (sg.parentNode == kNoNode || sg.parentGraph == kNoGraph ||
+        opKind(m.graph(sg.parentGraph).node(sg.parentNode)) != OpKind::Call)
+      break;
+    scope = sg.parentGraph;
+  }
+  const std::string &name = m.graph(g).node(n).name;
+  return scope == 0 ? name : m.graph(scope).name + "/" + name;
+}
+
+} // namespace
 
 std::vector<LayoutConflict> layoutConflicts(const Module &m, const MemoryPlan &plan) {
   const auto &buffers = plan.buffers();
@@ -161,7 +183,7 @@ std::vector<LayoutConflict> layoutConflicts(const Module &m, const MemoryPlan &p
   for (BufferId b = 0; b < buffers.size(); ++b)
     if (buffers[b].kind == BufferKind::Weight)
       for (int64_t k : outputsOf[b])
-        out.push_back({buffers[b].label, "output+weight", "", k});
+        out.push_back({buffers[b].label, "output+weight", "", "", k});
   for (GraphId g : m.canonicalGraphOrder()) {
     const Graph &graph = m.graph(g);
     for (NodeId n : graph.liveNodes()) {
@@ -191,18 +213,18 @@ std::vector<LayoutConflict> layoutConflicts(const Module &m, const MemoryPlan &p
         continue;
       std::sort(ins.begin(), ins.end());
       ins.erase(std::unique(ins.begin(), ins.end()), ins.end());
-      std::string who = plan.qualifiedName(g, n);
+      std::string who = plan.qualifiedName(g, n), scoped = scopedName(m, g, n);
       for (BufferId b : ins) {
         if (callerOwned(b))
-          out.push_back({buffers[b].label, "input+continuous", who, -1});
+          out.push_back({buffers[b].label, "input+continuous", who, scoped, -1});
         if (buffers[b].kind == BufferKind::Weight)
-          out.push_back({buffers[b].label, "weight+continuous", who, -1});
+          out.push_back({buffers[b].label, "weight+continuous", who, scoped, -1});
         // A variable has a fixed address outside the graph's memory
         // (semantics.md §6): it cannot be placed in the op's allocation.
         if (buffers[b].kind == BufferKind::Variable)
-          out.push_back({buffers[b].label, "variable+continuous", who, -1});
+          out.push_back({buffers[b].label, "variable+continuous", who, scoped, -1});
         for (int64_t k : outputsOf[b])
-          out.push_back({buffers[b].label, "output+continuous", who, k});
+          out.push_back({buffers[b].label, "output+continuous", who, scoped, k});
       }
     }
   }

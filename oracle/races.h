@@ -59,10 +59,14 @@ std::vector<StepIndex> orderWith(const Domain &d, StepIndex first, StepIndex sec
 
 /// One memory-layout conflict of semantics.md §6.
 struct LayoutConflict {
-  std::string buffer;  ///< buffer label
-  std::string kind;    ///< "input+continuous", "weight+continuous", "variable+continuous",
-                       ///< "output+weight", "output+continuous"
-  std::string node;    ///< the continuous op involved (qualified), or "" for output+weight
+  std::string buffer; ///< buffer label
+  std::string kind;   ///< "input+continuous", "weight+continuous", "variable+continuous",
+                      ///< "output+weight", "output+continuous"
+  std::string node;   ///< the continuous op involved (qualified), or "" for output+weight
+  /// The continuous op's name with the subgraphs of calls left out (a call
+  /// is transparent, and outlining moves an op into one without making it
+  /// another op): what key() compares.
+  std::string scopedNode;
   int64_t output = -1; ///< the graph output involved (output+...), else -1
   /// Identity across an original and its optimized graph: built from what
   /// survives a transformation (user input and weight labels, graph output

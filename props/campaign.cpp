@@ -653,7 +653,9 @@ std::string Finding::fileText() const {
   std::string first = result.violations.empty()
                           ? result.reason
                           : result.violations[0].kind + ": " + result.violations[0].message;
-  out += fmt::format("# verdict: {} ({})\n", verdict, first);
+  // A message may span lines (not-idempotent shows the first difference):
+  // every line stays a comment, or the file would not parse.
+  out += commentLines("# ", fmt::format("verdict: {} ({})", verdict, first));
   std::string generatorFlag = generator == CaseGenerator::Memory
                                   ? ""
                                   : " --generator " + std::string(caseGeneratorName(generator));

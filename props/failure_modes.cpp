@@ -215,6 +215,35 @@ FailureModeSet failureModesOfFeature(Feature f) {
   // A chain of copies: deleting one enables deleting the next.
   case Feature::TensorMoveChain:
     return modes({FM::AliasingMemory, FM::FixpointIdempotence});
+  // Cast chains: which round trips keep every value, and what a collapsed
+  // chain's one Cast computes on NaN, -0, inf, 2^24 + 1 and the extremes.
+  case Feature::CastRoundTripExact:
+    return modes({FM::ValueSetBlindness, FM::WrongDtypeConstant});
+  case Feature::CastRoundTripLossy:
+  case Feature::CastChainOther:
+    return modes({FM::ValueSetBlindness, FM::NumericsChanging});
+  case Feature::CastChainOfSpecials:
+    return modes({FM::ValueSetBlindness});
+  case Feature::CastChainThree: // collapsing one pair makes the next
+    return modes({FM::ValueSetBlindness, FM::FixpointIdempotence});
+  // Transpose pairs: the composition's order, `perm` absent means reverse.
+  case Feature::TransposePairCancel:
+    return modes({FM::AxisBookkeeping, FM::FixpointIdempotence});
+  case Feature::TransposePairCompose:
+    return modes({FM::AxisBookkeeping});
+  case Feature::TransposeAbsentPerm:
+    return modes({FM::AxisBookkeeping, FM::ModeAttributeBlindness});
+  // Reshape / Squeeze chains: 0 copies, -1, negative axes, allowzero.
+  case Feature::ReshapeChain:
+  case Feature::SqueezeNegativeAxes:
+    return modes({FM::AxisBookkeeping});
+  case Feature::ReshapeAllowZeroEmpty:
+    return modes({FM::ModeAttributeBlindness, FM::AxisBookkeeping, FM::ValueSetBlindness});
+  // Whole f16 / bf16 chains: constants synthesized in f32, f32 rounding
+  // assumed, the narrow ranges overflowed.
+  case Feature::HalfChain:
+  case Feature::BFloat16Chain:
+    return modes({FM::ValueSetBlindness, FM::WrongDtypeConstant, FM::NumericsChanging});
   default:
     return {};
   }

@@ -201,6 +201,19 @@ constexpr std::string_view kFeatureNames[] = {
     "random-two-readers",
     "dropout-training",
     "dropout-inference",
+    "cast-round-trip-exact",
+    "cast-round-trip-lossy",
+    "cast-chain-other",
+    "cast-chain-three",
+    "cast-chain-of-specials",
+    "transpose-pair-cancel",
+    "transpose-pair-compose",
+    "transpose-absent-perm",
+    "reshape-chain",
+    "squeeze-negative-axes",
+    "reshape-allowzero-empty",
+    "half-chain",
+    "bfloat16-chain",
 };
 static_assert(std::size(kFeatureNames) == kNumFeatures);
 

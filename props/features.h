@@ -225,8 +225,22 @@ enum class Feature : uint8_t {
   RandomTwoReaders,                     ///< a random op read by two element-wise ops
   DropoutTraining,                      ///< Dropout with a constant training_mode true
   DropoutInference,                     ///< Dropout without training_mode, or a constant false
+  // Chains (typed_ops_motifs_chains.cpp), detected with inferred dtypes.
+  CastRoundTripExact,    ///< Cast(Cast(x, B), A), A = x's dtype, B holds every value of A
+  CastRoundTripLossy,    ///< ... B does not hold every value of A
+  CastChainOther,        ///< Cast(Cast(x, B), C), C neither x's dtype nor B
+  CastChainThree,        ///< three Casts in a row
+  CastChainOfSpecials,   ///< a two-Cast chain on a Const holding NaN, inf, -0 or an extreme
+  TransposePairCancel,   ///< Transpose(Transpose(x, p), q) with the composition the identity
+  TransposePairCompose,  ///< ... any other composition
+  TransposeAbsentPerm,   ///< such a pair with a Transpose without `perm` (the reversal)
+  ReshapeChain,          ///< Reshape of a Reshape
+  SqueezeNegativeAxes,   ///< Squeeze / Unsqueeze with a negative axis
+  ReshapeAllowZeroEmpty, ///< see motif_features.cpp (allowzero = 1 on an empty x, then a copy)
+  HalfChain,             ///< an f16 element-wise op into an f16 MatMul/Gemm/reduction/Softmax
+  BFloat16Chain,         ///< ... bf16
 };
-inline constexpr size_t kNumFeatures = static_cast<size_t>(Feature::DropoutInference) + 1;
+inline constexpr size_t kNumFeatures = static_cast<size_t>(Feature::BFloat16Chain) + 1;
 
 std::string_view featureName(Feature f);
 

@@ -5,9 +5,12 @@
 
 #include "ir/op_def.h"
 #include "ir/op_library.h"
+#include "ir/types.h"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -127,6 +130,178 @@ void addRandomFeatures(const Graph &g, const Node &n, const std::function<void(F
     }
 }
 
+// ---- Chains: Cast, Transpose, Reshape / Squeeze, f16 / bf16 ------------------------
+
+/// Does dtype `b` hold every value of dtype `a` (our own reading of
+/// tensor-semantics.md §4, independent of the passes' tables)? NaN
+/// payloads aside.
+bool holdsEvery(DType a, DType b) {
+  if (a == b || a == DType::Bool)
+    return true;
+  if (b == DType::Bool)
+    return false;
+  if (isInteger(a) && isInteger(b))
+    return intMin(b) <= intMin(a) && intMax(a) <= intMax(b);
+  if (isInteger(a)) { // into a float: every integer of the range exact
+    const double mag = std::max(-static_cast<double>(intMin(a)), static_cast<double>(intMax(a)));
+    return mag <= std::ldexp(1.0, significandBits(b));
+  }
+  if (isInteger(b))
+    return false;
+  // Floats: more significand bits and no smaller range (f16 <-> bf16 lose).
+  auto range = [](DType t) { return t == DType::F16 ? 16 : t == DType::F64 ? 1024 : 128; };
+  return significandBits(b) >= significandBits(a) && range(b) >= range(a);
+}
+
+/// A constant holding one of the specials a cast chain must carry: NaN,
+/// an infinity, -0, 2^24 + 1, a float at or beyond f16's range, or an
+/// integer type's extreme.
+bool holdsSpecials(const Tensor &t) {
+  for (int64_t i = 0; i < t.size(); ++i) {
+    if (t.isUndef(i))
+      continue;
+    if (isFloat(t.dtype())) {
+      const double v = t.getDouble(i);
+      if (std::isnan(v) || std::isinf(v) || (v == 0 && std::signbit(v)) || std::fabs(v) >= 65504 ||
+          v == 16777217.0)
+        return true;
+    } else if (isInteger(t.dtype())) {
+      const int64_t v = t.getInt(i);
+      if (v == intMin(t.dtype()) ||
+          (t.dtype() != DType::U64 && static_cast<uint64_t>(v) == intMax(t.dtype())))
+        return true;
+    }
+  }
+  return false;
+}
+
+/// The integers of a list attribute or of a constant input `slot`.
+std::optional<std::vector<int64_t>> intsOf(const Graph &g, const Node &n, const char *attr,
+                                           size_t slot) {
+  std::vector<int64_t> out;
+  if (const AttrValue *a = n.attr(attr); a && a->isList()) {
+    for (const AttrValue &e : a->asList())
+      if (e.isInt())
+        out.push_back(e.asInt());
+    return out;
+  }
+  if (const Tensor *t = constInput(g, n, slot); t && isInteger(t->dtype())) {
+    for (int64_t i = 0; i < t->size(); ++i)
+      out.push_back(t->getInt(i));
+    return out;
+  }
+  return std::nullopt;
+}
+
+/// The permutation of a Transpose of rank `r` (absent: the reversal).
+std::vector<int64_t> permOf(const Node &n, size_t r) {
+  std::vector<int64_t> p;
+  if (const AttrValue *a = n.attr("perm"); a && a->isList())
+    for (const AttrValue &e : a->asList())
+      p.push_back(e.isInt() ? e.asInt() : -1);
+  else
+    for (size_t i = 0; i < r; ++i)
+      p.push_back(static_cast<int64_t>(r - 1 - i));
+  return p;
+}
+
+/// The producer of input `slot` of `n`, if connected.
+const Node *producer(const Graph &g, const Node &n, size_t slot) {
+  return slot < n.inputs.size() && n.inputs[slot] ? &g.node(n.inputs[slot]->node) : nullptr;
+}
+
+/// The allowzero = 1 Reshape `inner` on an empty x spells a literal 0 at a
+/// position where x's dimension is not 0, and `outer` (allowzero 0) copies
+/// that position's 0.
+bool allowZeroEmptyPair(const Graph &g, const ModuleTypes &types, const Node &inner,
+                        const Node &outer) {
+  if (inner.intAttr("allowzero").value_or(0) != 1 || outer.intAttr("allowzero").value_or(0) != 0)
+    return false;
+  const TensorType *x = inner.inputs[0] ? types.of(0, *inner.inputs[0]) : nullptr;
+  auto s1 = intsOf(g, inner, "shape", 1), s2 = intsOf(g, outer, "shape", 1);
+  if (!x || !s1 || !s2 || x->numElements() != 0)
+    return false;
+  for (size_t i = 0; i < s1->size() && i < s2->size() && i < x->shape.size(); ++i)
+    if ((*s1)[i] == 0 && (*s2)[i] == 0 && x->shape[i] != 0)
+      return true;
+  return false;
+}
+
+bool isHalfChainHead(const std::string &t) {
+  return isOneOf(t, {"MatMul", "Gemm", "Softmax", "ReduceSum", "ReduceMean", "ReduceMax",
+                     "ReduceMin", "ReduceSumSquare", "ReduceProd", "ReduceL1", "ReduceL2"});
+}
+
+bool isElementwise(const std::string &t) {
+  return isOneOf(t, {"Add", "Sub", "Mul", "Div", "Relu", "Neg", "Abs", "Exp", "Tanh", "Sigmoid",
+                     "Sqrt", "Log", "Reciprocal", "LeakyRelu", "Pow", "Max", "Min"});
+}
+
+/// The chain features of the root graph `g`; types are inferred only when
+/// a candidate pattern is there.
+void addChainFeatures(const Module &m, const Graph &g, const std::function<void(Feature)> &set) {
+  std::optional<ModuleTypes> types;
+  auto typesOf = [&]() -> const ModuleTypes & {
+    if (!types) {
+      Diagnostics diags;
+      types = inferModuleTypes(m, diags);
+    }
+    return *types;
+  };
+  auto typeOf = [&](const Node &n, size_t slot) -> const TensorType * {
+    return slot < n.inputs.size() && n.inputs[slot] ? typesOf().of(0, *n.inputs[slot]) : nullptr;
+  };
+  for (NodeId id : g.liveNodes()) {
+    const Node &n = g.node(id);
+    const Node *p = producer(g, n, 0);
+    if (n.type == "Cast" && p && p->type == "Cast") {
+      const TensorType *x = typeOf(*p, 0), *mid = typeOf(n, 0), *last = typesOf().of(0, id, 0);
+      if (x && mid && last) {
+        if (last->dtype == x->dtype && mid->dtype != x->dtype)
+          set(holdsEvery(x->dtype, mid->dtype) ? Feature::CastRoundTripExact
+                                               : Feature::CastRoundTripLossy);
+        else if (last->dtype != x->dtype && last->dtype != mid->dtype && mid->dtype != x->dtype)
+          set(Feature::CastChainOther);
+      }
+      const Node *head = producer(g, *p, 0);
+      if (head && head->type == "Cast")
+        set(Feature::CastChainThree);
+      if (head && head->type == "Const")
+        if (const Tensor *t = attrTensor(*head, "value"); t && holdsSpecials(*t))
+          set(Feature::CastChainOfSpecials);
+    }
+    if (n.type == "Transpose" && p && p->type == "Transpose") {
+      if (const TensorType *x = typeOf(*p, 0)) {
+        const size_t r = x->shape.size();
+        const std::vector<int64_t> p1 = permOf(*p, r), p2 = permOf(n, r);
+        bool identity = p1.size() == r && p2.size() == r;
+        for (size_t i = 0; identity && i < r; ++i)
+          identity = p2[i] >= 0 && static_cast<size_t>(p2[i]) < r &&
+                     p1[static_cast<size_t>(p2[i])] == static_cast<int64_t>(i);
+        set(identity ? Feature::TransposePairCancel : Feature::TransposePairCompose);
+        if (!n.attr("perm") || !p->attr("perm"))
+          set(Feature::TransposeAbsentPerm);
+      }
+    }
+    if (n.type == "Reshape" && p && p->type == "Reshape") {
+      set(Feature::ReshapeChain);
+      if (p->intAttr("allowzero").value_or(0) == 1 && allowZeroEmptyPair(g, typesOf(), *p, n))
+        set(Feature::ReshapeAllowZeroEmpty);
+    }
+    if (n.type == "Squeeze" || n.type == "Unsqueeze")
+      if (auto axes = intsOf(g, n, "axes", 1))
+        if (std::any_of(axes->begin(), axes->end(), [](int64_t a) { return a < 0; }))
+          set(Feature::SqueezeNegativeAxes);
+    if (isHalfChainHead(n.type) && p && isElementwise(p->type))
+      if (const TensorType *out = typesOf().of(0, id, 0); out && typeOf(n, 0)) {
+        if (out->dtype == DType::F16 && typeOf(n, 0)->dtype == DType::F16)
+          set(Feature::HalfChain);
+        if (out->dtype == DType::BF16 && typeOf(n, 0)->dtype == DType::BF16)
+          set(Feature::BFloat16Chain);
+      }
+  }
+}
+
 } // namespace
 
 void addMotifFeatures(const Module &m, FeatureSet &f) {
@@ -204,6 +379,7 @@ void addMotifFeatures(const Module &m, FeatureSet &f) {
     }
     addRandomFeatures(g, n, set);
   }
+  addChainFeatures(m, g, set);
 }
 
 bool isTypedFeature(Feature f) {

@@ -127,6 +127,10 @@ std::span<const CatalogueEntry> nnEntries();
 /// Motifs (typed_ops_motifs.cpp): entries whose builder emits a multi-node
 /// pattern the mid-end passes act on; they come after the single ops.
 std::span<const CatalogueEntry> motifEntries();
+/// The chain motifs (typed_ops_motifs_chains.cpp: Cast chains, Transpose
+/// pairs, Reshape/Squeeze chains, f16/bf16 chains); motifEntries() ends with
+/// them.
+std::span<const CatalogueEntry> chainMotifEntries();
 
 // ---- Small model helpers shared by the family files --------------------------
 

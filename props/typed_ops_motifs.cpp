@@ -618,7 +618,13 @@ constexpr CatalogueEntry kEntries[] = {
 } // namespace
 
 std::span<const CatalogueEntry> motifEntries() {
-  return kEntries;
+  static const std::vector<CatalogueEntry> all = [] {
+    std::vector<CatalogueEntry> v(std::begin(kEntries), std::end(kEntries));
+    for (const CatalogueEntry &e : chainMotifEntries())
+      v.push_back(e);
+    return v;
+  }();
+  return all;
 }
 
 } // namespace graphvet::props::typed

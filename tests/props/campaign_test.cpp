@@ -217,6 +217,23 @@ TEST(Campaign, PassesAllFindingsReplayTheirOwnPipeline) {
 }
 
 // A mixed campaign's feature sample holds cases of both generators: the
+// A violation message of several lines (not-idempotent quotes the first
+// difference) stays in the header's comments: the finding file parses.
+TEST(Campaign, MultiLineVerdictStaysAComment) {
+  Finding f;
+  f.kind = "not-idempotent";
+  f.rules = "none";
+  f.replay = "graphvet check x.graph --idempotent";
+  f.original = "graph main {\n  x = Data() {index = 0}\n  out = NetOutput(x)\n}\n";
+  f.result.verdict = oracle::Verdict::Violation;
+  f.result.violations.push_back(
+      {"not-idempotent", {}, {}, {}, "", "first difference:\n  once:  a\n  twice: b"});
+  const std::string text = f.fileText();
+  EXPECT_NE(text.find("#   once:  a\n"), std::string::npos) << text;
+  ParseResult parsed = parseModule(text);
+  EXPECT_TRUE(parsed.module) << text;
+}
+
 // memory features and the typed numeric patterns both occur.
 TEST(Campaign, MixedCampaignSamplesBothGenerators) {
   CampaignOptions o = smallCampaign(1);

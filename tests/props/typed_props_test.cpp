@@ -447,6 +447,10 @@ TEST(TypedGraphProps, PlainestMotifIsThePattern) {
       {"motif:legalize-targets", Feature::LegalizeGemm},
       {"motif:norms", Feature::NormLayer},
       {"motif:random", Feature::RandomTwins},
+      {"motif:cast-chain", Feature::CastRoundTripExact},
+      {"motif:transpose-pair", Feature::TransposePairCancel},
+      {"motif:reshape-chain", Feature::ReshapeChain},
+      {"motif:half-chain", Feature::HalfChain},
   };
   ASSERT_EQ(numTypedMotifs(), std::size(expected));
   for (size_t i = 0; i < numTypedMotifs(); ++i) {
@@ -457,6 +461,47 @@ TEST(TypedGraphProps, PlainestMotifIsThePattern) {
     EXPECT_FALSE(hasErrors(verifyModule(tm.module))) << expected[i].first;
     EXPECT_TRUE(featuresOf(tm.module)[static_cast<size_t>(expected[i].second)])
         << expected[i].first << ":\n"
+        << printModule(tm.module);
+  }
+}
+
+/// The chain motifs' forms, each chosen by its leading choice bytes (the
+/// rest 0), build the shape their feature names.
+TEST(TypedGraphProps, ChainMotifFormsAreTheirPatterns) {
+  auto motifNamed = [](std::string_view name) {
+    for (size_t i = 0; i < numTypedMotifs(); ++i)
+      if (typedOpName(motifOp(i)) == name)
+        return motifOp(i);
+    ADD_FAILURE() << name << " is not a motif";
+    return uint16_t{0};
+  };
+  struct Form {
+    std::string_view motif;
+    std::vector<uint8_t> choices;
+    Feature feature;
+  };
+  const Form forms[] = {
+      // dtype f32, 1 element, a graph input, round trip, not the wider set,
+      // the second other dtype (i8): f32 -> i8 -> f32.
+      {"motif:cast-chain", {0, 0, 0, 0, 1, 1}, Feature::CastRoundTripLossy},
+      {"motif:cast-chain", {0, 0, 0, 2}, Feature::CastChainThree},   // f32 -> f64 -> bool -> f32
+      {"motif:cast-chain", {0, 0, 1}, Feature::CastChainOfSpecials}, // a Const of specials (-0)
+      {"motif:cast-chain", {0, 0, 0, 1}, Feature::CastChainOther},   // f32 -> f64 -> bool
+      // a new [1, 1] input, first perm absent, (the emission's byte, no
+      // outside consumer), second the identity: compose.
+      {"motif:transpose-pair", {0, 0, 0, 0, 0, 0, 0, 0, 1}, Feature::TransposePairCompose},
+      {"motif:transpose-pair", {}, Feature::TransposeAbsentPerm},
+      {"motif:reshape-chain", {1}, Feature::SqueezeNegativeAxes},
+      {"motif:reshape-chain", {4}, Feature::ReshapeAllowZeroEmpty},
+      {"motif:half-chain", {1}, Feature::BFloat16Chain},
+  };
+  for (const Form &f : forms) {
+    TypedRecipe r;
+    r.steps.push_back(TypedStep{motifNamed(f.motif), {}, f.choices, {}});
+    TypedModule tm = buildTypedModule(r);
+    EXPECT_FALSE(hasErrors(verifyModule(tm.module))) << f.motif;
+    EXPECT_TRUE(featuresOf(tm.module)[static_cast<size_t>(f.feature)])
+        << f.motif << " -> " << featureName(f.feature) << ":\n"
         << printModule(tm.module);
   }
 }

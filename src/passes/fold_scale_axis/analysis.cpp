@@ -5,6 +5,7 @@
 #include "passes/fold_scale_axis/internal.h"
 
 #include "ir/dtype.h"
+#include "ir/op_def.h"
 
 #include <cmath>
 #include <cstring>
@@ -320,9 +321,10 @@ std::optional<Refusal> planBackward(const Graph &g, GraphId gid, const ModuleTyp
     // larger than the result (with alpha < 1 left outside, it could
     // overflow where the original, scaled after alpha, did not).
     int64_t nAxis = op.intAttr("transB").value_or(0) != 0 ? 0 : 1;
-    double alpha = 1.0;
-    if (const AttrValue *a = op.attr("alpha"); a && a->isFloat())
-      alpha = a->asFloat();
+    // ONNX's alpha is a float32, and the Gemm kernel reads it so: the fold
+    // uses that value, not the double the attribute spells (found by the
+    // --passes all campaign, issue 29: alpha = 1e30 is 1.0000000150e30).
+    double alpha = static_cast<float>(attrFloat(op, "alpha", 1.0));
     std::vector<double> weightScale = scale;
     for (double &v : weightScale)
       v *= alpha;
@@ -342,9 +344,7 @@ std::optional<Refusal> planBackward(const Graph &g, GraphId gid, const ModuleTyp
   std::vector<double> shift(scale.size(), 0.0);
   bool gemm = op.type == "Gemm";
   bool hasBias = hasInput(op, 2);
-  double beta = 1.0;
-  if (const AttrValue *b = op.attr("beta"); b && b->isFloat())
-    beta = b->asFloat();
+  double beta = static_cast<float>(attrFloat(op, "beta", 1.0)); // float32, as for alpha
   if (op.type != "MatMul" && (!gemm || beta == 1.0 || !hasBias))
     absorbAdd(g, gid, types, mul, axis, plan.add, shift);
   if (hasBias) {

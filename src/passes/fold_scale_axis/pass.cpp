@@ -23,11 +23,27 @@ public:
 
   FoldScaleAxisStats run() {
     Diagnostics ignored; // a Mul whose types are unknown is refused (unknown-type)
-    // Types are inferred once: a fold changes no type (the scale changes no
-    // shape, the weights keep theirs), so later decisions read valid types.
-    ModuleTypes types = inferModuleTypes(m_, ignored);
-    for (GraphId g : m_.canonicalGraphOrder())
-      runGraph(g, types);
+    // A fold can bring another scale next to the op (Mul(Mul(x, a), b) ->
+    // MatMul: b folds, then a is next), so sweeps repeat while one folds
+    // something: one run reaches the pass's fixpoint (the campaign's
+    // idempotence test found a second run folding a, issue 29). Every fold
+    // removes a Mul, so the sweeps are bounded by the Muls. Refusals are
+    // reported once, from the last sweep. Within a sweep types are inferred
+    // once: a fold changes no type.
+    for (size_t sweep = 0; sweep <= m_.root().capacity(); ++sweep) {
+      const int64_t foldsBefore = stats_.backwardFolds + stats_.forwardFolds;
+      refusals_.clear();
+      refusedTags_.clear();
+      ModuleTypes types = inferModuleTypes(m_, ignored);
+      for (GraphId g : m_.canonicalGraphOrder())
+        runGraph(g, types);
+      if (stats_.backwardFolds + stats_.forwardFolds == foldsBefore)
+        break;
+    }
+    for (const auto &[tag, n] : refusedTags_)
+      stats_.refused[tag] += n;
+    if (remarks_)
+      remarks_->insert(remarks_->end(), refusals_.begin(), refusals_.end());
     return stats_;
   }
 
@@ -104,9 +120,9 @@ private:
   }
 
   void refuse(const Graph &g, const Node &n, std::string_view direction, const Refusal &r) {
-    ++stats_.refused[r.tag];
+    ++refusedTags_[r.tag];
     if (remarks_)
-      remarks_->push_back(nodeRemark(kFoldScaleAxisName, g, n, "kept", r.tag,
+      refusals_.push_back(nodeRemark(kFoldScaleAxisName, g, n, "kept", r.tag,
                                      fmt::format("kept {} ({}): {}", n.name, direction, r.why)));
   }
 
@@ -114,6 +130,9 @@ private:
   const FoldScaleAxisOptions &options_;
   std::vector<Remark> *remarks_;
   FoldScaleAxisStats stats_;
+  /// The current sweep's refusals (only the last sweep's are reported).
+  std::vector<Remark> refusals_;
+  std::map<std::string, int64_t> refusedTags_;
 };
 
 } // namespace

@@ -186,6 +186,7 @@ std::optional<Refusal> planLayerNorm(const Graph &g, const Node &n, const Tensor
     plan.bias = *n.inputs[2];
   plan.dtype = xType.dtype;
   plan.epsilon = epsilonOf(n);
+  plan.varianceFromSquares = true;
   for (int64_t a = normalized; a < rank; ++a)
     plan.axes.push_back(a);
   return std::nullopt;

@@ -39,6 +39,12 @@ struct NormPlan {
   /// InstanceNormalization in NCHW: scale and bias ([C]) are reshaped to
   /// this shape ([C, 1, ...]) to broadcast along axis 1; empty: used as is.
   std::vector<int64_t> paramShape;
+  /// LayerNormalization: the variance as ONNX's function body computes it,
+  /// mean(x * x) - mean(x)^2 (the kernel's order), not the mean of the
+  /// centred squares InstanceNormalization uses. The two differ far beyond a
+  /// few roundings when a row's mean is large against its spread (found by
+  /// the campaign's norm motif, issue 29).
+  bool varianceFromSquares = false;
 };
 
 /// Refusals every rewrite shares (control edges, reserved or memory

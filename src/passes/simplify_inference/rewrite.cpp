@@ -88,8 +88,16 @@ int64_t rewriteNorm(Graph &g, NodeId id, const NormPlan &plan) {
   };
   OutPort mean = reduceMean("mean", plan.x);
   OutPort centered = b.op("centered", "Sub", {plan.x, mean});
-  OutPort square = b.op("square", "Mul", {centered, centered});
-  OutPort var = reduceMean("var", square);
+  OutPort var;
+  if (plan.varianceFromSquares) {
+    OutPort square = b.op("square", "Mul", {plan.x, plan.x});
+    OutPort meanSquare = reduceMean("mean_square", square);
+    OutPort squareMean = b.op("square_mean", "Mul", {mean, mean});
+    var = b.op("var", "Sub", {meanSquare, squareMean});
+  } else {
+    OutPort square = b.op("square", "Mul", {centered, centered});
+    var = reduceMean("var", square);
+  }
   Tensor epsValue(TensorType{plan.dtype, {}});
   epsValue.setDouble(0, plan.epsilon); // rounded once to the data's dtype
   OutPort eps = b.constant("epsilon", std::move(epsValue));
