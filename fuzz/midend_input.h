@@ -49,10 +49,11 @@ struct MidendLimits {
   int64_t maxElements = 1024;      ///< elements of any one port's type
   int64_t maxTotalElements = 8192; ///< summed over every port
   /// Turn away inputs in which the root graph's NetOutput reads a Const
-  /// directly: the shape of the open cse finding
-  /// (fuzz/crashes-found/midend-cse-const-graph-output.graph), which
-  /// otherwise ends most fork-mode jobs within seconds. midend_fuzzer sets it
-  /// from MIDEND_FUZZER_SKIP_CONST_OUTPUTS=1; off by default.
+  /// directly: the shape of the target's first cse finding (fixed; kept as
+  /// fuzz/regressions/midend_fuzzer/cse-const-graph-output.graph), which
+  /// ended most fork-mode jobs within seconds while it was open. A switch
+  /// for fuzzing past a finding of that shape: midend_fuzzer sets it from
+  /// MIDEND_FUZZER_SKIP_CONST_OUTPUTS=1; off by default.
   bool skipConstOutputs = false;
 };
 

@@ -239,7 +239,7 @@ Module NumericBuilder::build() {
 } // namespace
 
 size_t NumericModelInfo::predictedNodesAfterCleanup() const {
-  constexpr size_t kCnnKept = 13, kTransformerKept = 48, kSharedConstants = 4;
+  constexpr size_t kCnnKept = 13, kTransformerKept = 52, kSharedConstants = 4;
   return kFixedNodes + paddingNodes + cnnBlocks * kCnnKept + transformerBlocks * kTransformerKept +
          (transformerBlocks > 0 ? kSharedConstants : 0);
 }

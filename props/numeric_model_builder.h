@@ -64,8 +64,9 @@ struct NumericModelInfo {
   /// construction: a CNN block of 28 nodes keeps 13 (dead branch, three
   /// casts, the transpose pair, the duplicate, the BN's constants and its
   /// Mul and Add, and the channel scale go; the folded weights and bias
-  /// replace the originals), a transformer block of 46 becomes 48 (the two
-  /// layer norms expand from 3 to 10 nodes each, Q/K/V become one MatMul on
+  /// replace the originals), a transformer block of 46 becomes 52 (the two
+  /// layer norms expand from 3 to 12 nodes each: ONNX's one-pass variance
+  /// takes mean(x * x) and mean^2 apart; Q/K/V become one MatMul on
   /// concatenated weights and a Split, the shape arithmetic becomes one
   /// constant, dead branch and duplicate go), and the constants equal in
   /// every transformer block (the softmax scale, the folded Reshape
