@@ -187,6 +187,16 @@ std::optional<Refusal> planLayerNorm(const Graph &g, const Node &n, const Tensor
   plan.dtype = xType.dtype;
   plan.epsilon = epsilonOf(n);
   plan.varianceFromSquares = true;
+  switch (n.intAttr("stash_type").value_or(1)) {
+  case 1:
+    plan.stash = DType::F32;
+    break;
+  case 16:
+    plan.stash = DType::BF16;
+    break;
+  default:
+    return Refusal{"stash-type", "its stash_type is neither 1 (f32) nor 16 (bf16)"};
+  }
   for (int64_t a = normalized; a < rank; ++a)
     plan.axes.push_back(a);
   return std::nullopt;

@@ -45,6 +45,12 @@ struct NormPlan {
   /// few roundings when a row's mean is large against its spread (found by
   /// the campaign's norm motif, issue 29).
   bool varianceFromSquares = false;
+  /// LayerNormalization: the stash type U its statistics are computed in
+  /// (stash_type: f32 by default, or bf16). When it differs from the data's
+  /// dtype the rewrite casts x to U, normalizes in U and casts the result
+  /// back before Scale and B, as ONNX's function body does (in the data's
+  /// f16 the one-pass variance went negative, and the square root NaN).
+  std::optional<DType> stash;
 };
 
 /// Refusals every rewrite shares (control edges, reserved or memory

@@ -86,11 +86,19 @@ int64_t rewriteNorm(Graph &g, NodeId id, const NormPlan &plan) {
     b.node(r).attrs["keepdims"] = AttrValue::ofInt(1);
     return r;
   };
-  OutPort mean = reduceMean("mean", plan.x);
-  OutPort centered = b.op("centered", "Sub", {plan.x, mean});
+  // The statistics in the stash type (LayerNormalization), else the data's.
+  const DType compute = plan.stash.value_or(plan.dtype);
+  auto cast = [&](const std::string &suffix, OutPort in, DType to) {
+    OutPort c = b.op(suffix, "Cast", {in});
+    b.node(c).attrs["to"] = AttrValue::ofIdent(std::string(dtypeName(to)));
+    return c;
+  };
+  const OutPort x = compute == plan.dtype ? plan.x : cast("stash", plan.x, compute);
+  OutPort mean = reduceMean("mean", x);
+  OutPort centered = b.op("centered", "Sub", {x, mean});
   OutPort var;
   if (plan.varianceFromSquares) {
-    OutPort square = b.op("square", "Mul", {plan.x, plan.x});
+    OutPort square = b.op("square", "Mul", {x, x});
     OutPort meanSquare = reduceMean("mean_square", square);
     OutPort squareMean = b.op("square_mean", "Mul", {mean, mean});
     var = b.op("var", "Sub", {meanSquare, squareMean});
@@ -98,12 +106,14 @@ int64_t rewriteNorm(Graph &g, NodeId id, const NormPlan &plan) {
     OutPort square = b.op("square", "Mul", {centered, centered});
     var = reduceMean("var", square);
   }
-  Tensor epsValue(TensorType{plan.dtype, {}});
-  epsValue.setDouble(0, plan.epsilon); // rounded once to the data's dtype
+  Tensor epsValue(TensorType{compute, {}});
+  epsValue.setDouble(0, plan.epsilon); // rounded once to the statistics' dtype
   OutPort eps = b.constant("epsilon", std::move(epsValue));
   OutPort varEps = b.op("var_eps", "Add", {var, eps});
   OutPort stddev = b.op("stddev", "Sqrt", {varEps});
   OutPort normed = b.op("normed", "Div", {centered, stddev});
+  if (compute != plan.dtype)
+    normed = cast("normed_cast", normed, plan.dtype);
   auto param = [&](const std::string &suffix, OutPort p) {
     if (plan.paramShape.empty())
       return p;
