@@ -202,12 +202,17 @@ std::optional<uint32_t> builtIn(std::span<const PortAlias> table, const Node &n,
 } // namespace
 
 const OpInfo &lookupOp(std::string_view type) {
-  // Rows bucketed by (length, first character), in table order: most types
+  // Rows bucketed by (length, first, middle and last character), in table order: most types
   // are ordinary ops that match no row, and they should not pay a scan of
   // the whole table (opKind is called for every node a pass looks at).
-  constexpr size_t kBuckets = 64;
+  constexpr size_t kBuckets = 512;
   auto bucketOf = [](std::string_view t) {
-    return (t.size() * 31 + static_cast<unsigned char>(t[0])) % kBuckets;
+    // Length and three characters: nearly one row per bucket, no full hash.
+    size_t h = t.size() * 0x9e3779b1u;
+    h ^= static_cast<unsigned char>(t[0]) * 0x85ebca6bu;
+    h ^= static_cast<unsigned char>(t[t.size() / 2]) * 0xc2b2ae35u;
+    h ^= static_cast<unsigned char>(t.back()) * 0x27d4eb2fu;
+    return (h ^ (h >> 15)) % kBuckets;
   };
   static const std::array<std::vector<const OpInfo *>, kBuckets> buckets = [&] {
     std::array<std::vector<const OpInfo *>, kBuckets> b;
