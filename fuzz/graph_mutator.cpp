@@ -741,17 +741,7 @@ Module parseOrFallback(std::string_view text, bool &usedFallback) {
 } // namespace
 
 bool applyMutation(Module &m, MutationKind kind, MutationRng &rng, const MutationLimits &limits) {
-  for (const WeightedMutation &w : kMutations)
-    if (w.kind == kind) {
-      // Mutations may give up half-way; work on a copy so a refusal leaves
-      // the module untouched.
-      Module copy = m;
-      if (!w.fn(copy, rng, limits))
-        return false;
-      m = std::move(copy);
-      return true;
-    }
-  return false;
+  return applyFromTable(kMutations, kind, m, rng, limits);
 }
 
 std::optional<MutationKind> mutateOnce(Module &m, MutationRng &rng, const MutationLimits &limits) {

@@ -19,6 +19,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace graphvet::fuzz {
@@ -40,6 +41,24 @@ public:
 private:
   uint64_t state_;
 };
+
+/// Applies the row of `kind` of a mutation table (rows with `kind` and `fn`)
+/// to a copy of `subject`, kept only when the mutation succeeds: a mutation
+/// may give up half-way, and a refusal leaves the subject untouched. Shared by
+/// the memory mutator and the typed one.
+template <typename Row, size_t N, typename Subject, typename Limits>
+bool applyFromTable(const Row (&table)[N], decltype(table[0].kind) kind, Subject &subject,
+                    MutationRng &rng, const Limits &limits) {
+  for (const Row &w : table)
+    if (w.kind == kind) {
+      Subject copy = subject;
+      if (!w.fn(copy, rng, limits))
+        return false;
+      subject = std::move(copy);
+      return true;
+    }
+  return false;
+}
 
 /// Draws rows of a weighted mutation table (rows with `kind` and `weight`)
 /// until `tryRow(row)` applies one, at most 16 draws; the kind applied.

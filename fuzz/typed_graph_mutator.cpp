@@ -744,16 +744,7 @@ std::optional<TypedMutationKind> mutateTypedOnce(MidendCase &c, MutationRng &rng
 
 bool applyTypedMutation(MidendCase &c, TypedMutationKind kind, MutationRng &rng,
                         const MidendLimits &limits) {
-  for (const WeightedTypedMutation &w : kTypedMutations)
-    if (w.kind == kind) {
-      // A mutation may give up half-way: work on a copy.
-      MidendCase copy = c;
-      if (!w.fn(copy, rng, limits))
-        return false;
-      c = std::move(copy);
-      return true;
-    }
-  return false;
+  return applyFromTable(kTypedMutations, kind, c, rng, limits);
 }
 
 MidendCase freshTypedCase(MutationRng &rng, const MidendLimits &limits) {

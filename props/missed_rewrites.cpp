@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <functional>
 #include <set>
 
@@ -149,14 +150,22 @@ const Tensor *constantValue(const Graph &g, const std::optional<OutPort> &in) {
   return v && v->isTensor() ? &v->asTensor() : nullptr;
 }
 
+/// A module option as the passes read it: a whole non-negative decimal
+/// integer, else nullopt (the pass then keeps its default).
+std::optional<int64_t> intOption(const Module &m, std::string_view key) {
+  auto it = m.options.find(std::string(key));
+  if (it == m.options.end())
+    return std::nullopt;
+  const std::string &text = it->second;
+  int64_t value = -1;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || value < 0)
+    return std::nullopt;
+  return value;
+}
+
 int64_t foldCap(const Module &m) {
-  auto it = m.options.find(std::string(kFoldConstantMaxElementsOption));
-  if (it != m.options.end())
-    try {
-      return std::stoll(it->second);
-    } catch (...) {
-    }
-  return FoldConstantOptions{}.maxElements;
+  return intOption(m, kFoldConstantMaxElementsOption).value_or(FoldConstantOptions{}.maxElements);
 }
 
 void findFoldable(Finder &f, GraphId gid) {
@@ -332,8 +341,7 @@ bool elementWise(const Node &n) {
 void findUnfusedChains(Finder &f, GraphId gid) {
   // A depth cap of one op per group (fuse_ops.max_fuse_depth = 1) fuses
   // nothing by request.
-  if (auto it = f.m.options.find("fuse_ops.max_fuse_depth");
-      it != f.m.options.end() && it->second == "1")
+  if (intOption(f.m, "fuse_ops.max_fuse_depth") == 1)
     return;
   const Graph &g = f.m.graph(gid);
   for (NodeId id : g.liveNodes()) {

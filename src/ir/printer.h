@@ -24,7 +24,7 @@ struct PrintOptions {
   uint64_t inlineLimitBytes = 1024;
   /// Without a sidecar: print a tensor of more than `inlineLimitBytes` as
   /// `digest(HEX)`, a 64-bit digest of its bytes (not parseable). For
-  /// comparing two modules cheaply (the pass pipeline's fixpoint test).
+  /// comparing two modules cheaply (the campaign's idempotence test).
   bool digestLargeTensors = false;
 };
 
