@@ -50,8 +50,10 @@ inline constexpr std::string_view kNotIdempotentKind = "not-idempotent";
 /// second run changes the module (naming the first printed line that
 /// differs) or when `first` did not reach the fixpoint; turns a sound or
 /// inconclusive verdict into a violation. An invalid original, an output the
-/// verifier rejected (the oracle speaks for them) and an explicit list of
-/// several passes (run once, it promises no fixpoint) are left alone.
+/// verifier rejected (the oracle speaks for them), an explicit list of
+/// several passes (run once, it promises no fixpoint) and the reference
+/// design of `--tm-conservative` (documented as not idempotent) are left
+/// alone.
 ///
 /// `input`, when given, is the module the first run started from: a first
 /// run that left it unchanged is not run again (passes are deterministic, so
