@@ -244,6 +244,22 @@ FailureModeSet failureModesOfFeature(Feature f) {
   case Feature::HalfChain:
   case Feature::BFloat16Chain:
     return modes({FM::ValueSetBlindness, FM::WrongDtypeConstant, FM::NumericsChanging});
+  // One rewrite frees another that was refused (a second reader went):
+  // a pass that does not look again stops short of its fixpoint.
+  case Feature::ReshapeSharedInner:
+    return modes({FM::MultiConsumerBlindness, FM::FixpointIdempotence, FM::AxisBookkeeping});
+  // Numeric ops around an in-place write: equal-looking reads differ in
+  // time, and the order a read keeps may live on a duplicate.
+  case Feature::InplaceWriteVariable:
+  case Feature::InplaceWriteInput:
+  case Feature::InplaceEqualReadsAroundWrite:
+    return modes({FM::EffectBlindness, FM::AliasingMemory});
+  case Feature::InplaceOrderThroughDuplicate:
+    return modes({FM::EffectBlindness});
+  // Equal subexpressions in two scopes: neither may use the other's value.
+  case Feature::IfEqualBranches:
+  case Feature::IfBranchEqualToOuter:
+    return modes({FM::ScopeViolation});
   default:
     return {};
   }

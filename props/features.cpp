@@ -214,6 +214,13 @@ constexpr std::string_view kFeatureNames[] = {
     "reshape-allowzero-empty",
     "half-chain",
     "bfloat16-chain",
+    "reshape-shared-inner",
+    "inplace-write-variable",
+    "inplace-write-input",
+    "inplace-equal-reads-around-write",
+    "inplace-order-through-duplicate",
+    "if-equal-branches",
+    "if-branch-equal-to-outer",
 };
 static_assert(std::size(kFeatureNames) == kNumFeatures);
 

@@ -239,8 +239,17 @@ enum class Feature : uint8_t {
   ReshapeAllowZeroEmpty, ///< see motif_features.cpp (allowzero = 1 on an empty x, then a copy)
   HalfChain,             ///< an f16 element-wise op into an f16 MatMul/Gemm/reduction/Softmax
   BFloat16Chain,         ///< ... bf16
+  // A shared reshape, in-place writes and If scopes (typed_ops_motifs_state.cpp).
+  ReshapeSharedInner,           ///< a reshaping op read by a Reshape and by another reshaping op
+  InplaceWriteVariable,         ///< an Assign-family write (value input) of a Variable
+  InplaceWriteInput,            ///< ... of a graph input
+  InplaceEqualReadsAroundWrite, ///< equal reads of a written buffer, one before, one after the
+                                ///< write
+  InplaceOrderThroughDuplicate, ///< a node after a writer by a control edge whose equal twin is not
+  IfEqualBranches,              ///< both If branches apply one op to the same parent input
+  IfBranchEqualToOuter, ///< a branch applies an op that the If's graph applies to that input
 };
-inline constexpr size_t kNumFeatures = static_cast<size_t>(Feature::BFloat16Chain) + 1;
+inline constexpr size_t kNumFeatures = static_cast<size_t>(Feature::IfBranchEqualToOuter) + 1;
 
 std::string_view featureName(Feature f);
 

@@ -302,6 +302,119 @@ void addChainFeatures(const Module &m, const Graph &g, const std::function<void(
   }
 }
 
+bool isReshaping(const std::string &t) {
+  return isOneOf(t, {"Reshape", "Flatten", "Squeeze", "Unsqueeze"});
+}
+
+/// Same op, attributes and inputs (what cse compares).
+bool sameComputation(const Node &a, const Node &b) {
+  return a.id != b.id && a.type == b.type && a.numOutputs == b.numOutputs && a.inputs == b.inputs &&
+         a.attrs == b.attrs;
+}
+
+bool contains(const std::vector<NodeId> &v, NodeId n) {
+  return std::find(v.begin(), v.end(), n) != v.end();
+}
+
+/// Is `a` before `w` by a direct edge (a control edge, or a data edge into
+/// w)?
+bool directlyBefore(const Node &a, const Node &w) {
+  if (contains(a.ctrlOut, w.id))
+    return true;
+  return std::any_of(w.inputs.begin(), w.inputs.end(),
+                     [&](const std::optional<OutPort> &in) { return in && in->node == a.id; });
+}
+
+/// The in-place write features of writer `w` (an Assign-family node with
+/// its value input) in graph `g`.
+void addWriteFeatures(const Graph &g, const Node &w, const std::function<void(Feature)> &set) {
+  const Node *target = producer(g, w, 0);
+  if (!target)
+    return;
+  if (target->type == "Variable")
+    set(Feature::InplaceWriteVariable);
+  if (target->type == "Data")
+    set(Feature::InplaceWriteInput);
+  std::vector<const Node *> before, after;
+  for (const InPort &c : g.consumers(*w.inputs[0])) {
+    const Node &r = g.node(c.node);
+    if (r.id == w.id)
+      continue;
+    if (directlyBefore(r, w))
+      before.push_back(&r);
+    else if (contains(r.ctrlIn, w.id))
+      after.push_back(&r);
+  }
+  for (const Node *a : before)
+    for (const Node *b : after)
+      if (sameComputation(*a, *b))
+        set(Feature::InplaceEqualReadsAroundWrite);
+  for (NodeId d : w.ctrlOut) {
+    const Node &dn = g.node(d);
+    if (!dn.alive || dn.inputs.empty() || !dn.inputs[0])
+      continue;
+    for (const InPort &c : g.consumers(*dn.inputs[0]))
+      if (const Node &twin = g.node(c.node);
+          sameComputation(twin, dn) && !contains(twin.ctrlIn, w.id))
+        set(Feature::InplaceOrderThroughDuplicate);
+  }
+}
+
+/// The (op, parent input) pairs of the nodes of branch `b` that read a
+/// parameter of the branch directly.
+std::set<std::pair<std::string, int64_t>> branchReads(const Graph &b) {
+  std::set<std::pair<std::string, int64_t>> out;
+  for (NodeId id : b.liveNodes()) {
+    const Node &d = b.node(id);
+    if (d.type != "Data")
+      continue;
+    const std::optional<int64_t> p = d.intAttr("_parent_node_index");
+    if (!p)
+      continue;
+    for (const InPort &c : b.consumers(OutPort{id, 0}))
+      if (const Node &r = b.node(c.node); r.inputs.size() == 1)
+        out.insert({r.type, *p});
+  }
+  return out;
+}
+
+/// The scope features of If node `n` of graph `g`.
+void addIfFeatures(const Module &m, const Graph &g, const Node &n,
+                   const std::function<void(Feature)> &set) {
+  if (n.subgraphs.size() != 2)
+    return;
+  const auto thenReads = branchReads(m.graph(n.subgraphs[0]));
+  const auto elseReads = branchReads(m.graph(n.subgraphs[1]));
+  for (const auto &[op, p] : thenReads)
+    if (elseReads.count({op, p}))
+      set(Feature::IfEqualBranches);
+  for (const auto *reads : {&thenReads, &elseReads})
+    for (const auto &[op, p] : *reads) {
+      if (p < 0 || static_cast<size_t>(p) >= n.inputs.size() || !n.inputs[static_cast<size_t>(p)])
+        continue;
+      for (const InPort &c : g.consumers(*n.inputs[static_cast<size_t>(p)]))
+        if (const Node &r = g.node(c.node); r.type == op && r.inputs.size() == 1)
+          set(Feature::IfBranchEqualToOuter);
+    }
+}
+
+/// A reshaping op read (as data) by a Reshape and by another reshaping op.
+void addSharedInnerFeature(const Graph &g, const Node &n, const std::function<void(Feature)> &set) {
+  if (!isReshaping(n.type) || n.numOutputs == 0)
+    return;
+  bool reshape = false;
+  size_t reshaping = 0;
+  for (const InPort &c : g.consumers(OutPort{n.id, 0})) {
+    const Node &r = g.node(c.node);
+    if (c.index != 0 || !isReshaping(r.type))
+      continue;
+    ++reshaping;
+    reshape = reshape || r.type == "Reshape";
+  }
+  if (reshape && reshaping >= 2)
+    set(Feature::ReshapeSharedInner);
+}
+
 } // namespace
 
 void addMotifFeatures(const Module &m, FeatureSet &f) {
@@ -378,6 +491,12 @@ void addMotifFeatures(const Module &m, FeatureSet &f) {
         set(Feature::NormLayerNegativeAxis);
     }
     addRandomFeatures(g, n, set);
+    if (isOneOf(n.type, {"Assign", "AssignAdd", "AssignSub"}) && n.inputs.size() == 2 &&
+        n.inputs[0])
+      addWriteFeatures(g, n, set);
+    if (n.type == "If")
+      addIfFeatures(m, g, n, set);
+    addSharedInnerFeature(g, n, set);
   }
   addChainFeatures(m, g, set);
 }

@@ -177,6 +177,32 @@ Value Builder::data(const TensorType &t) {
   return addSource("Data", "in", std::move(attrs), t);
 }
 
+Value Builder::variable(const TensorType &t) {
+  AttrMap attrs;
+  attrs["out0.dtype"] = ident(t.dtype);
+  attrs["out0.shape"] = intList(t.shape);
+  return addSource("Variable", "var", std::move(attrs), t);
+}
+
+void Builder::order(const Value &before, const Value &after) {
+  m_.graph(g_).addCtrlEdge(before.port.node, after.port.node);
+}
+
+GraphId Builder::addSubgraph(const Value &holder, const std::string &prefix) {
+  GraphId sub = m_.addGraph(freshName(prefix));
+  m_.attachSubgraph(g_, holder.port.node, sub);
+  return sub;
+}
+
+NodeId Builder::emitIn(GraphId g, const std::string &op,
+                       const std::vector<std::optional<OutPort>> &inputs, AttrMap attrs,
+                       uint32_t numOutputs) {
+  Graph &graph = m_.graph(g);
+  NodeId id = graph.addNode(freshName(op), op, inputs, numOutputs);
+  graph.node(id).attrs = std::move(attrs);
+  return id;
+}
+
 Value Builder::source(const TensorType &t) {
   return ch.chance(25) ? data(t) : constant(t);
 }

@@ -67,6 +67,11 @@ public:
   Value constant(const TensorType &t);
   Value literal(Tensor t);
   Value data(const TensorType &t);
+  /// A Variable of type `t` (its own buffer, persisting across runs). Like
+  /// every source it joins the pool only when the caller adds it; the
+  /// in-place motifs keep written sources out, so no later step reads them
+  /// unordered with the write.
+  Value variable(const TensorType &t);
   /// A Const of integers (shape operands): rank 1, or rank 0 when `scalar`.
   Value ints(const std::vector<int64_t> &v, DType dtype = DType::I64, bool scalar = false);
   /// The next element pick of the step (cycled; +0 without picks).
@@ -86,6 +91,15 @@ public:
   Value emit1(const std::string &op, const Inputs &inputs, AttrMap attrs, const TensorType &out) {
     return emit(op, inputs, std::move(attrs), {out})[0];
   }
+  /// A control edge in the root graph: `before` runs before `after`.
+  void order(const Value &before, const Value &after);
+  /// A new subgraph of the root node `holder` (an If's branch), named from
+  /// `prefix`.
+  GraphId addSubgraph(const Value &holder, const std::string &prefix);
+  /// Adds a node to subgraph `g`: outside the pool and the model (no later
+  /// step may read a branch's values); returns its id.
+  NodeId emitIn(GraphId g, const std::string &op, const std::vector<std::optional<OutPort>> &inputs,
+                AttrMap attrs, uint32_t numOutputs);
   /// Makes `v` a graph output even when other nodes read it (a motif's
   /// intermediate with a second, external consumer).
   void keepAsOutput(const Value &v) { kept_.push_back(v); }
@@ -131,6 +145,10 @@ std::span<const CatalogueEntry> motifEntries();
 /// pairs, Reshape/Squeeze chains, f16/bf16 chains); motifEntries() ends with
 /// them.
 std::span<const CatalogueEntry> chainMotifEntries();
+/// The state and scope motifs (typed_ops_motifs_state.cpp: in-place writers
+/// of inputs and variables among numeric reads, If branches with equal
+/// subexpressions); motifEntries() ends with them.
+std::span<const CatalogueEntry> stateMotifEntries();
 
 // ---- Small model helpers shared by the family files --------------------------
 

@@ -622,6 +622,8 @@ std::span<const CatalogueEntry> motifEntries() {
     std::vector<CatalogueEntry> v(std::begin(kEntries), std::end(kEntries));
     for (const CatalogueEntry &e : chainMotifEntries())
       v.push_back(e);
+    for (const CatalogueEntry &e : stateMotifEntries())
+      v.push_back(e);
     return v;
   }();
   return all;

@@ -322,12 +322,50 @@ void buildAllowZeroEmpty(Builder &b) {
   emitReshape(b, m, s2, out, 0);
 }
 
+/// A reshaping op's result read by a Reshape and, later, by another
+/// reshaping op: Flatten(x) -> Reshape and Unsqueeze/Squeeze. Rewriting the
+/// second (an Unsqueeze of a Flatten is one Reshape of x) leaves the first
+/// the inner op's only reader, so the first's chain collapses only when
+/// the pass looks again (simplify's next sweep). x is a computed value, so
+/// the replacements may alias it; readers keep the results off the graph
+/// outputs most of the time.
+void buildSharedInner(Builder &b) {
+  const DType dt = b.ch.chance(30) ? DType::F16 : DType::F32;
+  Shape xs;
+  for (size_t i = 0, r = 2 + b.ch.below(2); i < r; ++i)
+    xs.push_back(1 + b.ch.below(4));
+  const Value in = b.data({dt, xs});
+  const Value x = b.emit1("Relu", {in}, {}, in.type);
+  const int64_t r = static_cast<int64_t>(xs.size());
+  const int64_t axis = b.ch.below(static_cast<unsigned>(r + 1));
+  int64_t rows = 1, cols = 1;
+  for (int64_t i = 0; i < r; ++i)
+    (i < axis ? rows : cols) *= xs[static_cast<size_t>(i)];
+  AttrMap attrs;
+  attrs["axis"] = AttrValue::ofInt(axis < r && b.ch.chance(30) ? axis - r : axis); // -0 is not r
+  const Shape fs{rows, cols};
+  const Value inner = b.emit1("Flatten", {x}, std::move(attrs), {dt, fs});
+  const Shape d1 = factorShape(rows * cols, 1 + b.ch.below(3), b.ch);
+  const Value first = emitReshape(b, inner, spellSpec(b, fs, d1), d1, 0);
+  const std::vector<int64_t> ones = squeezeAxes(b, fs);
+  const Value second =
+      !ones.empty() && b.ch.chance(50) ? emitSqueeze(b, inner, ones) : emitUnsqueeze(b, inner, 1);
+  for (const Value &v : {first, second})
+    if (!b.ch.chance(25))
+      b.emit1("Neg", {v}, {}, v.type);
+}
+
 /// (0) Reshape(Reshape(x, s1), s2) with 0 copies and -1; (1) Unsqueeze then
 /// Squeeze with negative axes; (2) Squeeze then Unsqueeze (negative axes);
 /// (3) Reshape to a shape with size-1 axes, then Squeeze them (negative);
-/// (4, 5) Reshape with allowzero on an empty x (buildAllowZeroEmpty).
+/// (4, 5) Reshape with allowzero on an empty x (buildAllowZeroEmpty); (6)
+/// a reshaping op read by two (buildSharedInner).
 void buildReshapeChain(Builder &b, const std::string &) {
-  const unsigned form = b.ch.below(6);
+  const unsigned form = b.ch.below(7);
+  if (form == 6) {
+    buildSharedInner(b);
+    return;
+  }
   if (form >= 4) {
     buildAllowZeroEmpty(b);
     return;

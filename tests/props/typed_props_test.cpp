@@ -92,7 +92,11 @@ const std::set<std::string> kMayMakeIndeterminate = {"Div",
 /// output the kernel produces has the statically inferred type, and returns
 /// the values of every port. A random op has no stream here (its draws are
 /// indeterminate), so the ports that depend on a draw are put in `drawn`
-/// and only their types can be compared with the interpreter's.
+/// and only their types can be compared with the interpreter's. So are the
+/// ports that depend on memory this value-only model does not follow: a
+/// source written in place (the observation holds its content after the
+/// run; a Variable's initial content is not observed at all) and an If's
+/// results (the branch is the interpreter's business).
 std::map<OutPort, Tensor> evaluateDirectly(const Module &m, const ModuleTypes &types,
                                            const oracle::Observation &obs,
                                            std::set<OutPort> &drawn) {
@@ -100,6 +104,12 @@ std::map<OutPort, Tensor> evaluateDirectly(const Module &m, const ModuleTypes &t
   std::map<int64_t, const oracle::Bytes *> inputs;
   for (const auto &[index, bytes] : obs.inputs)
     inputs[index] = &bytes;
+  std::set<OutPort> written;
+  for (NodeId id : g.liveNodes())
+    if (const Node &n = g.node(id);
+        (n.type == "Assign" || n.type == "AssignAdd" || n.type == "AssignSub") &&
+        !n.inputs.empty() && n.inputs[0])
+      written.insert(*n.inputs[0]);
   std::map<OutPort, Tensor> values;
   auto order = g.topoOrder();
   RC_ASSERT(order.has_value());
@@ -109,6 +119,15 @@ std::map<OutPort, Tensor> evaluateDirectly(const Module &m, const ModuleTypes &t
       continue;
     const TensorType *t0 = types.of(0, id, 0);
     RC_ASSERT(t0 != nullptr);
+    if (n.type == "Variable" || n.type == "If" || (n.type == "Data" && written.count({id, 0}))) {
+      for (uint32_t k = 0; k < n.numOutputs; ++k) {
+        const TensorType *t = types.of(0, id, k);
+        RC_ASSERT(t != nullptr);
+        values[{id, k}] = Tensor(*t);
+        drawn.insert({id, k});
+      }
+      continue;
+    }
     if (n.type == "Data") {
       auto it = inputs.find(*n.intAttr("index"));
       RC_ASSERT(it != inputs.end());
@@ -451,6 +470,8 @@ TEST(TypedGraphProps, PlainestMotifIsThePattern) {
       {"motif:transpose-pair", Feature::TransposePairCancel},
       {"motif:reshape-chain", Feature::ReshapeChain},
       {"motif:half-chain", Feature::HalfChain},
+      {"motif:inplace-write", Feature::InplaceEqualReadsAroundWrite},
+      {"motif:if-branches", Feature::IfEqualBranches},
   };
   ASSERT_EQ(numTypedMotifs(), std::size(expected));
   for (size_t i = 0; i < numTypedMotifs(); ++i) {
@@ -494,6 +515,10 @@ TEST(TypedGraphProps, ChainMotifFormsAreTheirPatterns) {
       {"motif:reshape-chain", {1}, Feature::SqueezeNegativeAxes},
       {"motif:reshape-chain", {4}, Feature::ReshapeAllowZeroEmpty},
       {"motif:half-chain", {1}, Feature::BFloat16Chain},
+      {"motif:reshape-chain", {6}, Feature::ReshapeSharedInner},
+      // the form byte comes after the type's (dtype, rank) and the write's
+      // (target, writer op) and the read's choices
+      {"motif:inplace-write", {0, 0, 0, 0, 0, 0, 1}, Feature::InplaceOrderThroughDuplicate},
   };
   for (const Form &f : forms) {
     TypedRecipe r;
