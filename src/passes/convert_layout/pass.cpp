@@ -9,6 +9,7 @@
 #include "passes/convert_layout.h"
 
 #include "ir/layout_ops.h"
+#include "ir/op_library.h"
 #include "ir/types.h"
 #include "passes/convert_layout/internal.h"
 
@@ -19,6 +20,19 @@
 
 namespace graphvet {
 namespace {
+
+/// The port whose buffer `p` shares through views and ref outputs in `g`
+/// (`p` itself for a fresh result).
+OutPort bufferRoot(const Graph &g, OutPort p) {
+  for (size_t steps = 0; steps < g.capacity(); ++steps) {
+    const Node &n = g.node(p.node);
+    const std::optional<uint32_t> in = aliasedInput(n, p.index);
+    if (!in || *in >= n.inputs.size() || !n.inputs[*in])
+      return p;
+    p = *n.inputs[*in];
+  }
+  return p;
+}
 
 using convert_layout::Perm;
 using convert_layout::Refusal;
@@ -93,6 +107,14 @@ private:
     // the pass changes nothing).
     if (convert.empty())
       return;
+    // The buffers the graph outputs had before any surgery (see
+    // demandOriginal).
+    outputRoots_.clear();
+    for (NodeId id : *order)
+      if (const Node &n = g.node(id); n.type == "NetOutput")
+        for (uint32_t k = 0; k < n.inputs.size(); ++k)
+          if (n.inputs[k])
+            outputRoots_[{id, k}] = bufferRoot(g, *n.inputs[k]);
     Surgery s(g, stats_);
     for (NodeId id : *order) {
       if (convert.count(id)) {
@@ -240,17 +262,21 @@ private:
     // Graph outputs that were different buffers must stay different: when a
     // cancelled Transpose makes two of them the same value (an identity
     // Transpose of a value that is also an output: a typed campaign finding),
-    // the later one reads a copy.
+    // or one a view of the other (an identity Transpose beside a Reshape of
+    // the same value: another), the later one reads a copy. Buffers are
+    // compared through views and ref outputs, before and after the surgery.
     const bool outputs = g.node(id).type == "NetOutput";
-    std::map<OutPort, OutPort> givenFor; // new port -> the original it stands for
+    std::map<OutPort, OutPort> givenFor; // buffer now -> the buffer it had
     for (uint32_t k = 0; k < g.node(id).inputs.size(); ++k) {
       std::optional<OutPort> src = g.node(id).inputs[k];
       if (!src)
         continue;
       OutPort now = s.demand(*src, {});
       if (outputs) {
-        auto [it, fresh] = givenFor.emplace(now, *src);
-        if (!fresh && it->second != *src) {
+        auto was = outputRoots_.find({id, k});
+        const OutPort before = was != outputRoots_.end() ? was->second : bufferRoot(g, *src);
+        auto [it, fresh] = givenFor.emplace(bufferRoot(g, now), before);
+        if (!fresh && it->second != before) {
           std::string name = s.freshName(g.node(now.node).name + "_copy");
           NodeId copy = g.addNode(name, "Identity", {now}, 1);
           g.node(copy).loc = g.node(id).loc;
@@ -290,6 +316,9 @@ private:
   const ConvertLayoutOptions &options_;
   std::vector<Remark> *remarks_;
   ConvertLayoutStats stats_;
+  /// NetOutput input (node, slot) -> its buffer's root port before the
+  /// surgery of the graph being converted.
+  std::map<std::pair<NodeId, uint32_t>, OutPort> outputRoots_;
 };
 
 } // namespace
