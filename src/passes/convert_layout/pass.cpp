@@ -258,6 +258,27 @@ private:
                      plan->what));
   }
 
+  /// An Identity of `value` for graph output `k` of NetOutput `id` (the
+  /// original input `src` gives its type), remarked.
+  OutPort outputCopy(Graph &g, GraphId gid, NodeId id, uint32_t k, Surgery &s,
+                     const ModuleTypes &types, OutPort src, OutPort value) {
+    std::string name = s.freshName(g.node(value.node).name + "_copy");
+    NodeId copy = g.addNode(name, "Identity", {value}, 1);
+    g.node(copy).loc = g.node(id).loc;
+    // A copy's type is described on its port (the value keeps the original
+    // output's type: outputs keep their layout).
+    if (const TensorType *t = types.of(gid, src)) {
+      g.node(copy).attrs["out0.dtype"] = AttrValue::ofIdent(std::string(dtypeName(t->dtype)));
+      AttrValue::List dims;
+      for (int64_t d : t->shape)
+        dims.push_back(AttrValue::ofInt(d));
+      g.node(copy).attrs["out0.shape"] = AttrValue::ofList(std::move(dims));
+    }
+    note(g, g.node(copy), "output-copy",
+         fmt::format("{} keeps graph output {} a buffer of its own", name, k));
+    return OutPort{copy, 0};
+  }
+
   void demandOriginal(Graph &g, GraphId gid, NodeId id, Surgery &s, const ModuleTypes &types) {
     // Graph outputs that were different buffers must stay different: when a
     // cancelled Transpose makes two of them the same value (an identity
@@ -266,7 +287,10 @@ private:
     // the same value: another), the later one reads a copy. Buffers are
     // compared through views and ref outputs, before and after the surgery.
     const bool outputs = g.node(id).type == "NetOutput";
-    std::map<OutPort, OutPort> givenFor; // buffer now -> the buffer it had
+    std::map<OutPort, OutPort> owner; // buffer now -> the buffer it had (first claim)
+    // (buffer it had, port now) -> its copy: outputs that shared a buffer
+    // and collide alike share one copy, so they still alias each other.
+    std::map<std::pair<OutPort, OutPort>, OutPort> copies;
     for (uint32_t k = 0; k < g.node(id).inputs.size(); ++k) {
       std::optional<OutPort> src = g.node(id).inputs[k];
       if (!src)
@@ -275,23 +299,15 @@ private:
       if (outputs) {
         auto was = outputRoots_.find({id, k});
         const OutPort before = was != outputRoots_.end() ? was->second : bufferRoot(g, *src);
-        auto [it, fresh] = givenFor.emplace(bufferRoot(g, now), before);
+        auto [it, fresh] = owner.emplace(bufferRoot(g, now), before);
         if (!fresh && it->second != before) {
-          std::string name = s.freshName(g.node(now.node).name + "_copy");
-          NodeId copy = g.addNode(name, "Identity", {now}, 1);
-          g.node(copy).loc = g.node(id).loc;
-          // A copy's type is described on its port (the value keeps the
-          // original output's type: outputs keep their layout).
-          if (const TensorType *t = types.of(gid, *src)) {
-            g.node(copy).attrs["out0.dtype"] = AttrValue::ofIdent(std::string(dtypeName(t->dtype)));
-            AttrValue::List dims;
-            for (int64_t d : t->shape)
-              dims.push_back(AttrValue::ofInt(d));
-            g.node(copy).attrs["out0.shape"] = AttrValue::ofList(std::move(dims));
+          if (auto c = copies.find({before, now}); c != copies.end()) {
+            now = c->second;
+          } else {
+            const OutPort value = now;
+            now = outputCopy(g, gid, id, k, s, types, *src, now);
+            copies.emplace(std::make_pair(before, value), now);
           }
-          now = OutPort{copy, 0};
-          note(g, g.node(copy), "output-copy",
-               fmt::format("{} keeps graph output {} a buffer of its own", name, k));
         }
       }
       if (now != *src)
