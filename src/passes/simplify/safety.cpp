@@ -17,6 +17,38 @@ bool isReserved(const Node &n) {
   return v && ((v->isBool() && v->asBool()) || (v->isString() && v->asString() == "true"));
 }
 
+/// The call holding `g` when it is an outlined region (a PartitionedCall
+/// fuse-ops or partition-graph made: `_fused` or `_target`), else null.
+const Node *outlinedHolder(const Module &m, GraphId g) {
+  const Graph &graph = m.graph(g);
+  if (graph.parentNode == kNoNode)
+    return nullptr;
+  const Node &holder = m.graph(graph.parentGraph).node(graph.parentNode);
+  return holder.attr("_fused") || holder.attr("_target") ? &holder : nullptr;
+}
+
+/// Does the buffer of `r` reach `g`'s NetOutput, directly or through views
+/// (at most `budget` steps; running out counts as reaching)?
+bool reachesOwnOutput(const Graph &g, OutPort r, size_t budget) {
+  std::vector<OutPort> work{r};
+  size_t steps = 0;
+  while (!work.empty()) {
+    const OutPort p = work.back();
+    work.pop_back();
+    for (const InPort &c : g.consumers(p)) {
+      if (++steps > budget)
+        return true;
+      const Node &n = g.node(c.node);
+      if (opKind(n) == OpKind::NetOutput)
+        return true;
+      for (uint32_t k = 0; k < n.numOutputs; ++k)
+        if (aliasedInput(n, k) == c.index)
+          work.push_back(OutPort{n.id, k});
+    }
+  }
+  return false;
+}
+
 } // namespace
 
 std::optional<Refusal> Safety::impure(const Node &n) const {
@@ -55,6 +87,14 @@ std::optional<Refusal> Safety::writtenOperand(GraphId g, OutPort p) {
 }
 
 std::optional<Refusal> Safety::forwarding(GraphId g, OutPort r, OutPort x) {
+  // An outlined region's outputs own their buffers (midend-passes.md): one
+  // forwarded to an operand could become a region input or another output
+  // (found by the typed -O3 campaign: Reshape(Flatten(x)) fused, then
+  // rewritten to the region's parameter).
+  if (const Node *holder = outlinedHolder(m_, g);
+      holder && reachesOwnOutput(m_.graph(g), r, budget_))
+    return Refusal{"region-output", "its result is an output of the outlined region " +
+                                        holder->name + ", which must own its buffer"};
   BufferUses resultUses = exploreUses(m_, index_, consumerSlots(m_, PortRef{g, r}), budget_);
   if (resultUses.overBudget)
     return Refusal{"budget", "the exploration of its result ran out of budget"};
