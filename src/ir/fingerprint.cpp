@@ -58,7 +58,11 @@ private:
 
 } // namespace
 
-uint64_t structuralFingerprint(const Module &m) {
+namespace {
+
+/// One walk for both fingerprints; `uses` is null when only the structure is
+/// asked for.
+uint64_t fingerprintWalk(const Module &m, Hasher *uses) {
   Hasher h;
   for (const auto &[key, value] : m.options) {
     h.text(key);
@@ -98,9 +102,32 @@ uint64_t structuralFingerprint(const Module &m) {
       h.word(n.ctrlOut.size());
       for (NodeId c : n.ctrlOut)
         h.word(c);
+      if (!uses)
+        continue;
+      uses->word(uint64_t{gid} << 32 | id);
+      for (const std::vector<InPort> &port : n.consumers) {
+        uses->word(port.size());
+        for (const InPort &c : port)
+          uses->word(uint64_t{c.node} << 32 | c.index);
+      }
     }
   }
   return h.value();
+}
+
+} // namespace
+
+uint64_t structuralFingerprint(const Module &m) {
+  return fingerprintWalk(m, nullptr);
+}
+
+ModuleFingerprints moduleFingerprints(const Module &m) {
+  Hasher uses;
+  ModuleFingerprints f;
+  f.structure = fingerprintWalk(m, &uses);
+  uses.word(f.structure);
+  f.withUseOrder = uses.value();
+  return f;
 }
 
 } // namespace graphvet

@@ -51,10 +51,14 @@ struct PipelineResult {
   /// which runs once); false when PipelineOptions::maxIterations stopped it.
   bool reachedFixpoint = true;
   /// Wall time (steady clock) of each pass, summed over every round that ran
-  /// (the confirming round included), of the verifier runs, of the fixpoint
-  /// comparisons, and of the whole pipeline (`graphvet opt --time-passes`).
+  /// (the confirming round included), of the verifier runs, of the change
+  /// tests (the fingerprint after each pass and the fixpoint comparisons),
+  /// and of the whole pipeline (`graphvet opt --time-passes`).
   std::map<std::string, double> passSeconds;
   double verifySeconds = 0, fixpointSeconds = 0, totalSeconds = 0;
+  /// Pass runs a level pipeline skipped because the module was exactly the
+  /// pass's own last output (see runPipeline).
+  unsigned skippedPassRuns = 0;
 };
 
 /// What a pass gets besides the module.
