@@ -4,18 +4,21 @@
 #include <bit>
 #include <cstring>
 #include <string_view>
+#include <utility>
 
 namespace graphvet {
 namespace {
 
-/// A streaming 64-bit hash (FNV-1a over bytes, a multiply-xorshift mix per
-/// word): order-sensitive, cheap, good enough to tell states apart.
+/// A streaming 64-bit hash: order-sensitive, cheap, good enough to tell
+/// states apart. Words go alternately to two lanes, each a xor, an odd
+/// multiply (a bijection: two streams that differ in one word never collide)
+/// and a rotation (so high bits reach the low ones at the next multiply); two
+/// independent lanes halve the dependency chain the walk waits on.
 class Hasher {
 public:
   void word(uint64_t v) {
-    h_ ^= v + 0x9e3779b97f4a7c15ull + (h_ << 6) + (h_ >> 2);
-    h_ *= 0xff51afd7ed558ccdull;
-    h_ ^= h_ >> 33;
+    a_ = std::rotl((a_ ^ v) * 0xff51afd7ed558ccdull, 29);
+    std::swap(a_, b_);
   }
   /// Eight bytes at a time (names and attribute keys are most of a walk).
   void text(std::string_view s) {
@@ -55,10 +58,15 @@ public:
       text(v.asString());
     }
   }
-  uint64_t value() const { return h_; }
+  uint64_t value() const {
+    uint64_t h = a_ ^ std::rotl(b_ * 0xc4ceb9fe1a85ec53ull, 31);
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    return h ^ (h >> 33);
+  }
 
 private:
-  uint64_t h_ = 0x243f6a8885a308d3ull;
+  uint64_t a_ = 0x243f6a8885a308d3ull, b_ = 0x13198a2e03707344ull;
 };
 
 } // namespace
