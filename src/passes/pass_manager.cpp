@@ -58,7 +58,9 @@ PassStats runAnnotateUsedMemoryPass(Module &m, PassContext &ctx) {
 }
 
 PassStats runSimplifyPass(Module &m, PassContext &ctx) {
-  SimplifyStats s = runSimplify(m, SimplifyOptions{}, &ctx.remarks);
+  SimplifyOptions options;
+  options.inputTypes = ctx.inputTypes;
+  SimplifyStats s = runSimplify(m, options, &ctx.remarks);
   PassStats stats;
   stats.counters["matched"] = s.matched;
   stats.counters["rewritten"] = s.rewritten;
@@ -139,6 +141,7 @@ PassStats runSimplifyInferencePass(Module &m, PassContext &ctx) {
   readBoolOption(m, kSimplifyInferenceBatchNormOption, options.batchNorm, ctx.warnings);
   readBoolOption(m, kSimplifyInferenceInstanceNormOption, options.instanceNorm, ctx.warnings);
   readBoolOption(m, kSimplifyInferenceLayerNormOption, options.layerNorm, ctx.warnings);
+  options.inputTypes = ctx.inputTypes;
   SimplifyInferenceStats s = runSimplifyInference(m, options, &ctx.remarks);
   PassStats stats;
   stats.counters["batch_norms"] = s.batchNorms;
@@ -163,6 +166,7 @@ PassStats runCombineParallelDensePass(Module &m, PassContext &ctx) {
     else
       optionWarning(m, it->first, "a decimal integer of at least 2", ctx.warnings);
   }
+  options.inputTypes = ctx.inputTypes;
   CombineParallelDenseStats s = runCombineParallelDense(m, options, &ctx.remarks);
   PassStats stats;
   stats.counters["groups_combined"] = s.groupsCombined;
@@ -179,6 +183,7 @@ PassStats runFoldScaleAxisPass(Module &m, PassContext &ctx) {
   FoldScaleAxisOptions options;
   readBoolOption(m, kFoldScaleAxisBackwardOption, options.backward, ctx.warnings);
   readBoolOption(m, kFoldScaleAxisForwardOption, options.forward, ctx.warnings);
+  options.inputTypes = ctx.inputTypes;
   FoldScaleAxisStats s = runFoldScaleAxis(m, options, &ctx.remarks);
   PassStats stats;
   stats.counters["backward_folds"] = s.backwardFolds;
@@ -194,6 +199,7 @@ PassStats runFoldScaleAxisPass(Module &m, PassContext &ctx) {
 PassStats runFuseOpsPass(Module &m, PassContext &ctx) {
   FuseOpsOptions options;
   options.naive = ctx.options.naiveVariants;
+  options.inputTypes = ctx.inputTypes;
   auto readLimit = [&](std::string_view key, int64_t &value) {
     auto it = m.options.find(std::string(key));
     if (it == m.options.end())
@@ -570,6 +576,9 @@ PipelineResult runPipeline(Module &m, const PipelineOptions &opts) {
   const bool fingerprintEach = skipRepeats || opts.verifyEach;
   std::vector<std::optional<ModuleFingerprints>> lastOutput(pipeline.size());
   std::optional<ModuleFingerprints> current;
+  // The verifier's types of the module as it now is (it infers them
+  // anyway): the next pass that runs takes them instead of inferring again.
+  std::optional<ModuleTypes> typesOfCurrent;
   // One round of the pipeline on `target`; false when the verifier failed.
   auto runRound = [&](Module &target, std::vector<Remark> &remarks,
                       std::map<std::string, PassStats> &stats) {
@@ -581,8 +590,11 @@ PipelineResult runPipeline(Module &m, const PipelineOptions &opts) {
         result.passSeconds[std::string(p->name)] += 0;
         continue;
       }
+      ctx.inputTypes = typesOfCurrent ? &typesOfCurrent : nullptr;
       const Clock::time_point passStart = Clock::now();
       PassStats ps = p->run(target, ctx);
+      ctx.inputTypes = nullptr;
+      typesOfCurrent.reset(); // taken, or of a module the pass may have changed
       result.passSeconds[std::string(p->name)] += secondsSince(passStart);
       // A pass that cannot run as asked (legalize without a known target) reports an
       // error-severity diagnostic: the pipeline stops as for an unknown pass name.
@@ -607,10 +619,13 @@ PipelineResult runPipeline(Module &m, const PipelineOptions &opts) {
       if (!opts.verifyEach || verifiedState == current->structure)
         continue;
       const Clock::time_point verifyStart = Clock::now();
-      Diagnostics errors = verifyModule(target);
+      ModuleTypes types;
+      Diagnostics errors = verifyModule(target, &types);
       result.verifySeconds += secondsSince(verifyStart);
-      if (!hasErrors(errors))
+      if (!hasErrors(errors)) {
         verifiedState = current->structure;
+        typesOfCurrent = std::move(types);
+      }
       if (hasErrors(errors)) {
         result.ok = false;
         result.failedPass = std::string(p->name);

@@ -6,6 +6,7 @@
 #include "ir/contract.h"
 #include "ir/diagnostic.h"
 #include "ir/graph.h"
+#include "ir/types.h"
 #include "passes/remark.h"
 
 #include <map>
@@ -66,6 +67,10 @@ struct PassContext {
   const PipelineOptions &options;
   std::vector<Remark> &remarks;
   Diagnostics &warnings;
+  /// The module's types as the pass receives it, when the pass manager has
+  /// them (the verifier's after the pass before); a pass that reads types
+  /// takes them for its first inference (its options' `inputTypes`).
+  std::optional<ModuleTypes> *inputTypes = nullptr;
 };
 
 using PassRunFn = PassStats (*)(Module &m, PassContext &ctx);
