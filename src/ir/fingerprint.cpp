@@ -2,27 +2,35 @@
 #include "ir/fingerprint.h"
 
 #include <bit>
+#include <cstring>
 #include <string_view>
+#include <utility>
 
 namespace graphvet {
 namespace {
 
-/// A streaming 64-bit hash (FNV-1a over bytes, a multiply-xorshift mix per
-/// word): order-sensitive, cheap, good enough to tell states apart.
+/// A streaming 64-bit hash: order-sensitive, cheap, good enough to tell
+/// states apart. Words go alternately to two lanes, each a xor, an odd
+/// multiply (a bijection: two streams that differ in one word never collide)
+/// and a rotation (so high bits reach the low ones at the next multiply); two
+/// independent lanes halve the dependency chain the walk waits on.
 class Hasher {
 public:
   void word(uint64_t v) {
-    h_ ^= v + 0x9e3779b97f4a7c15ull + (h_ << 6) + (h_ >> 2);
-    h_ *= 0xff51afd7ed558ccdull;
-    h_ ^= h_ >> 33;
+    a_ = std::rotl((a_ ^ v) * 0xff51afd7ed558ccdull, 29);
+    std::swap(a_, b_);
   }
+  /// Eight bytes at a time (names and attribute keys are most of a walk).
   void text(std::string_view s) {
-    uint64_t f = 1469598103934665603ull;
-    for (unsigned char c : s) {
-      f ^= c;
-      f *= 1099511628211ull;
+    size_t i = 0;
+    for (; i + 8 <= s.size(); i += 8) {
+      uint64_t v;
+      std::memcpy(&v, s.data() + i, 8);
+      word(v);
     }
-    word(f ^ s.size());
+    uint64_t tail = 0;
+    std::memcpy(&tail, s.data() + i, s.size() - i);
+    word(tail ^ (uint64_t{s.size()} << 56));
   }
   void attr(const AttrValue &v) {
     if (v.isInt()) {
@@ -50,15 +58,24 @@ public:
       text(v.asString());
     }
   }
-  uint64_t value() const { return h_; }
+  uint64_t value() const {
+    uint64_t h = a_ ^ std::rotl(b_ * 0xc4ceb9fe1a85ec53ull, 31);
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    return h ^ (h >> 33);
+  }
 
 private:
-  uint64_t h_ = 0x243f6a8885a308d3ull;
+  uint64_t a_ = 0x243f6a8885a308d3ull, b_ = 0x13198a2e03707344ull;
 };
 
 } // namespace
 
-uint64_t structuralFingerprint(const Module &m) {
+namespace {
+
+/// One walk for both fingerprints; `uses` is null when only the structure is
+/// asked for.
+uint64_t fingerprintWalk(const Module &m, Hasher *uses) {
   Hasher h;
   for (const auto &[key, value] : m.options) {
     h.text(key);
@@ -98,9 +115,32 @@ uint64_t structuralFingerprint(const Module &m) {
       h.word(n.ctrlOut.size());
       for (NodeId c : n.ctrlOut)
         h.word(c);
+      if (!uses)
+        continue;
+      uses->word(uint64_t{gid} << 32 | id);
+      for (const std::vector<InPort> &port : n.consumers) {
+        uses->word(port.size());
+        for (const InPort &c : port)
+          uses->word(uint64_t{c.node} << 32 | c.index);
+      }
     }
   }
   return h.value();
+}
+
+} // namespace
+
+uint64_t structuralFingerprint(const Module &m) {
+  return fingerprintWalk(m, nullptr);
+}
+
+ModuleFingerprints moduleFingerprints(const Module &m) {
+  Hasher uses;
+  ModuleFingerprints f;
+  f.structure = fingerprintWalk(m, &uses);
+  uses.word(f.structure);
+  f.withUseOrder = uses.value();
+  return f;
 }
 
 } // namespace graphvet

@@ -19,4 +19,14 @@ namespace graphvet {
 /// "unchanged" short of a collision).
 uint64_t structuralFingerprint(const Module &m);
 
+/// The structural fingerprint and, from the same walk, one that also covers
+/// the order of every output's consumer list (which passes iterate, so two
+/// states equal but for that order may lead a pass to other decisions).
+struct ModuleFingerprints {
+  uint64_t structure = 0;    ///< structuralFingerprint(m)
+  uint64_t withUseOrder = 0; ///< also the consumer lists, in order
+  friend bool operator==(const ModuleFingerprints &, const ModuleFingerprints &) = default;
+};
+ModuleFingerprints moduleFingerprints(const Module &m);
+
 } // namespace graphvet

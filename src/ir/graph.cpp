@@ -282,23 +282,38 @@ template <typename F> static void forEachSucc(const Node &n, F &&f) {
 }
 
 std::optional<std::vector<NodeId>> Graph::topoOrder() const {
+  // Kahn's algorithm taking the smallest ready id first. Most nodes become
+  // ready in id order (a graph is mostly built producers first), so a cursor
+  // scanning ids upwards finds them without a heap; only a node that becomes
+  // ready after the cursor passed it (a rewrite's new producer, with a high
+  // id, feeding older consumers) waits in the heap. Every id in the heap is
+  // below the cursor, so the heap's top, when there is one, is the smallest
+  // ready id: the order is exactly the heap-only algorithm's.
   std::vector<uint32_t> indeg(nodes_.size(), 0);
   for (const Node &n : nodes_)
     if (n.alive)
       forEachSucc(n, [&](NodeId s) { ++indeg[s]; });
-  std::priority_queue<NodeId, std::vector<NodeId>, std::greater<>> ready;
-  for (const Node &n : nodes_)
-    if (n.alive && indeg[n.id] == 0)
-      ready.push(n.id);
+  std::priority_queue<NodeId, std::vector<NodeId>, std::greater<>> behind;
+  NodeId cursor = 0;
+  const NodeId end = static_cast<NodeId>(nodes_.size());
   std::vector<NodeId> order;
   order.reserve(live_);
-  while (!ready.empty()) {
-    NodeId id = ready.top();
-    ready.pop();
+  for (;;) {
+    NodeId id;
+    if (!behind.empty()) {
+      id = behind.top();
+      behind.pop();
+    } else {
+      while (cursor < end && !(nodes_[cursor].alive && indeg[cursor] == 0))
+        ++cursor;
+      if (cursor == end)
+        break;
+      id = cursor++;
+    }
     order.push_back(id);
     forEachSucc(nodes_[id], [&](NodeId s) {
-      if (--indeg[s] == 0)
-        ready.push(s);
+      if (--indeg[s] == 0 && s < cursor)
+        behind.push(s);
     });
   }
   if (order.size() != live_)

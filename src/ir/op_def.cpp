@@ -7,7 +7,10 @@
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
+#include <iterator>
 #include <numbers>
+#include <string_view>
+#include <unordered_map>
 
 namespace graphvet {
 
@@ -263,11 +266,16 @@ std::string_view valueKindName(const AttrValue &v) {
 } // namespace
 
 std::optional<std::string> attributeKindError(const Node &n) {
-  for (const auto &[key, value] : n.attrs)
-    for (const auto &[name, kind] : kAttrKinds)
-      if (key == name && !hasKind(value, kind))
-        return fmt::format("attribute '{}' of {} must be {}, got {}", key, n.type, kindName(kind),
-                           valueKindName(value));
+  // Type inference asks this of every node in every pass: one hash lookup
+  // per attribute instead of a scan of the table (its names are distinct).
+  static const std::unordered_map<std::string_view, AttrKind> kinds(std::begin(kAttrKinds),
+                                                                    std::end(kAttrKinds));
+  for (const auto &[key, value] : n.attrs) {
+    auto it = kinds.find(key);
+    if (it != kinds.end() && !hasKind(value, it->second))
+      return fmt::format("attribute '{}' of {} must be {}, got {}", key, n.type,
+                         kindName(it->second), valueKindName(value));
+  }
   return std::nullopt;
 }
 

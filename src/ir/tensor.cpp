@@ -60,6 +60,17 @@ void Tensor::copyElement(int64_t i, const Tensor &src, int64_t j) {
     setUndef(i, src.isUndef(j));
 }
 
+void Tensor::copyElements(int64_t i, const Tensor &src, int64_t j, int64_t count) {
+  if (count <= 0)
+    return;
+  std::memmove(at(i), src.at(j), static_cast<size_t>(count) * dtypeBytes(type_.dtype));
+  if (src.undef_.empty() && undef_.empty())
+    return;
+  for (int64_t k = 0; k < count; ++k)
+    if (src.isUndef(j + k) || isUndef(i + k))
+      setUndef(i + k, src.isUndef(j + k));
+}
+
 void Tensor::setUndef(int64_t i, bool u) {
   if (undef_.empty()) {
     if (!u)

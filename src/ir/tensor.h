@@ -61,6 +61,9 @@ public:
   void setInt(int64_t i, int64_t v) { storeInt(type_.dtype, at(i), v); }
   /// Copies element j of `src` (same dtype) into element i, with its mask.
   void copyElement(int64_t i, const Tensor &src, int64_t j);
+  /// copyElement for `count` consecutive elements (i.., j..) in one copy of
+  /// the bytes; the masks element by element only when either has one.
+  void copyElements(int64_t i, const Tensor &src, int64_t j, int64_t count);
 
   /// Indeterminate elements (§2). The mask is allocated on the first
   /// setUndef(true); an empty mask means every element is determinate.

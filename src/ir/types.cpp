@@ -355,4 +355,14 @@ ModuleTypes inferModuleTypes(const Module &m, Diagnostics &diags) {
   return Inference(m, diags).run();
 }
 
+ModuleTypes takeOrInferTypes(const Module &m, std::optional<ModuleTypes> *given) {
+  if (given && *given) {
+    ModuleTypes types = std::move(**given);
+    given->reset();
+    return types;
+  }
+  Diagnostics ignored;
+  return inferModuleTypes(m, ignored);
+}
+
 } // namespace graphvet

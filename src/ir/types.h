@@ -16,6 +16,7 @@
 #include "ir/graph.h"
 #include "ir/tensor.h"
 
+#include <optional>
 #include <vector>
 
 namespace graphvet {
@@ -39,6 +40,12 @@ public:
 /// inputs. Assumes a module that passed the structural checks (valid edges,
 /// consistent subgraph indices, acyclic).
 ModuleTypes inferModuleTypes(const Module &m, Diagnostics &diags);
+
+/// The types of `m` for a pass that only reads them: `*given` when the
+/// caller has them for exactly this state of the module (taken: `*given` is
+/// left empty, so a later call infers again), else inferred with the errors
+/// dropped (the verifier reports them).
+ModuleTypes takeOrInferTypes(const Module &m, std::optional<ModuleTypes> *given);
 
 /// Per input slot of `n` (in graph `g`), the value of the `Const` that feeds
 /// it, or nullptr (what an op's inference reads for its shape operands).

@@ -87,7 +87,7 @@ std::string indexList(const std::set<int64_t> &s) {
 
 class Verifier {
 public:
-  explicit Verifier(const Module &m) : m_(m) {}
+  Verifier(const Module &m, ModuleTypes *typesOut) : m_(m), typesOut_(typesOut) {}
 
   Diagnostics run() {
     if (m_.numGraphs() == 0) {
@@ -137,6 +137,8 @@ private:
                    fmt::format("output {} of '{}' ({}) is larger than {} bytes", k,
                                graph.node(id).name, t->str(), kMaxBufferBytes));
     }
+    if (typesOut_)
+      *typesOut_ = std::move(types);
   }
 
   void checkOptions() {
@@ -650,6 +652,7 @@ private:
   }
 
   const Module &m_;
+  ModuleTypes *typesOut_; ///< where a caller wants the inferred types
   Diagnostics diags_;
   std::vector<Owner> owner_;
 };
@@ -669,8 +672,8 @@ bool isValidKey(const std::string &key) {
   }
 }
 
-Diagnostics verifyModule(const Module &m) {
-  return Verifier(m).run();
+Diagnostics verifyModule(const Module &m, ModuleTypes *types) {
+  return Verifier(m, types).run();
 }
 
 } // namespace graphvet

@@ -8,6 +8,8 @@
 
 namespace graphvet {
 
+class ModuleTypes;
+
 /// Returns every error found (empty when the module is valid). Errors carry
 /// the location of the offending node (or graph) when it was parsed; without
 /// a location the message starts with "graph 'NAME': ".
@@ -40,7 +42,9 @@ namespace graphvet {
 ///   name; `outK.dtype` known, `outK.shape` non-negative ints, the buffer at
 ///   most kMaxBufferBytes; port attributes `in<k>.*`/`out<k>.*` name an
 ///   existing port; `max_iterations` >= 0.
-Diagnostics verifyModule(const Module &m);
+/// With `types`, a module that passes gets its inferred types there (the
+/// pass manager hands them to the next pass instead of inferring again).
+Diagnostics verifyModule(const Module &m, ModuleTypes *types = nullptr);
 
 /// True when `key` is a well-formed attribute or option key:
 /// `ident ('.' ident)*`.

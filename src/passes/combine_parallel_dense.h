@@ -8,10 +8,12 @@
 #pragma once
 
 #include "ir/graph.h"
+#include "ir/types.h"
 #include "passes/remark.h"
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,6 +28,10 @@ struct CombineParallelDenseOptions {
   /// Fewest branches of one signature (op, attributes, dtype, reduction
   /// size, batch dimensions) worth combining (default 3, as TVM's pass).
   int64_t minNumBranches = 3;
+  /// The module's types as the pass receives it, when the caller has them
+  /// (the pass manager: the verifier's, after the pass before changed the
+  /// module); the pass's first inference takes them instead of inferring.
+  std::optional<ModuleTypes> *inputTypes = nullptr;
 };
 
 struct CombineParallelDenseStats {

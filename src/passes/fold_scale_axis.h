@@ -9,10 +9,12 @@
 #pragma once
 
 #include "ir/graph.h"
+#include "ir/types.h"
 #include "passes/remark.h"
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,6 +31,10 @@ struct FoldScaleAxisOptions {
   bool backward = true;
   /// Fold a Mul into the consumer's input channels (default true).
   bool forward = true;
+  /// The module's types as the pass receives it, when the caller has them
+  /// (the pass manager: the verifier's, after the pass before changed the
+  /// module); the pass's first inference takes them instead of inferring.
+  std::optional<ModuleTypes> *inputTypes = nullptr;
 };
 
 struct FoldScaleAxisStats {

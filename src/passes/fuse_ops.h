@@ -9,10 +9,12 @@
 #pragma once
 
 #include "ir/graph.h"
+#include "ir/types.h"
 #include "passes/remark.h"
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,6 +39,10 @@ struct FuseOpsOptions {
   /// search that avoids it) instead of the post-dominator tree's least
   /// common ancestors. O(nodes x reachable nodes x edges); same groups.
   bool naive = false;
+  /// The module's types as the pass receives it, when the caller has them
+  /// (the pass manager: the verifier's, after the pass before changed the
+  /// module); the pass's first inference takes them instead of inferring.
+  std::optional<ModuleTypes> *inputTypes = nullptr;
 };
 
 struct FuseOpsStats {

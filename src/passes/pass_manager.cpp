@@ -58,7 +58,9 @@ PassStats runAnnotateUsedMemoryPass(Module &m, PassContext &ctx) {
 }
 
 PassStats runSimplifyPass(Module &m, PassContext &ctx) {
-  SimplifyStats s = runSimplify(m, SimplifyOptions{}, &ctx.remarks);
+  SimplifyOptions options;
+  options.inputTypes = ctx.inputTypes;
+  SimplifyStats s = runSimplify(m, options, &ctx.remarks);
   PassStats stats;
   stats.counters["matched"] = s.matched;
   stats.counters["rewritten"] = s.rewritten;
@@ -139,6 +141,7 @@ PassStats runSimplifyInferencePass(Module &m, PassContext &ctx) {
   readBoolOption(m, kSimplifyInferenceBatchNormOption, options.batchNorm, ctx.warnings);
   readBoolOption(m, kSimplifyInferenceInstanceNormOption, options.instanceNorm, ctx.warnings);
   readBoolOption(m, kSimplifyInferenceLayerNormOption, options.layerNorm, ctx.warnings);
+  options.inputTypes = ctx.inputTypes;
   SimplifyInferenceStats s = runSimplifyInference(m, options, &ctx.remarks);
   PassStats stats;
   stats.counters["batch_norms"] = s.batchNorms;
@@ -163,6 +166,7 @@ PassStats runCombineParallelDensePass(Module &m, PassContext &ctx) {
     else
       optionWarning(m, it->first, "a decimal integer of at least 2", ctx.warnings);
   }
+  options.inputTypes = ctx.inputTypes;
   CombineParallelDenseStats s = runCombineParallelDense(m, options, &ctx.remarks);
   PassStats stats;
   stats.counters["groups_combined"] = s.groupsCombined;
@@ -179,6 +183,7 @@ PassStats runFoldScaleAxisPass(Module &m, PassContext &ctx) {
   FoldScaleAxisOptions options;
   readBoolOption(m, kFoldScaleAxisBackwardOption, options.backward, ctx.warnings);
   readBoolOption(m, kFoldScaleAxisForwardOption, options.forward, ctx.warnings);
+  options.inputTypes = ctx.inputTypes;
   FoldScaleAxisStats s = runFoldScaleAxis(m, options, &ctx.remarks);
   PassStats stats;
   stats.counters["backward_folds"] = s.backwardFolds;
@@ -194,6 +199,7 @@ PassStats runFoldScaleAxisPass(Module &m, PassContext &ctx) {
 PassStats runFuseOpsPass(Module &m, PassContext &ctx) {
   FuseOpsOptions options;
   options.naive = ctx.options.naiveVariants;
+  options.inputTypes = ctx.inputTypes;
   auto readLimit = [&](std::string_view key, int64_t &value) {
     auto it = m.options.find(std::string(key));
     if (it == m.options.end())
@@ -556,13 +562,39 @@ PipelineResult runPipeline(Module &m, const PipelineOptions &opts) {
   // input itself counts as unverified, so the first pass is always followed
   // by the verifier.
   std::optional<uint64_t> verifiedState;
+  // A level pipeline skips a pass whose input is exactly the output of its
+  // own last run (no pass changed the module since): the passes are
+  // deterministic and idempotent (the campaigns check it, checkIdempotent),
+  // so it would change nothing. That happens only in a round that changes
+  // nothing (a pass after the first change of a round sees a new module), the
+  // confirming round, whose remarks and counts are dropped anyway: the
+  // result is the same. The reference design of --tm-conservative is not
+  // idempotent, so it runs every pass. `lastOutput[i]` is the module's
+  // fingerprint right after pipeline[i] last ran; `current` the module's now.
+  const bool levelPipeline = !opts.passes.has_value();
+  const bool skipRepeats = levelPipeline && !opts.conservative;
+  const bool fingerprintEach = skipRepeats || opts.verifyEach;
+  std::vector<std::optional<ModuleFingerprints>> lastOutput(pipeline.size());
+  std::optional<ModuleFingerprints> current;
+  // The verifier's types of the module as it now is (it infers them
+  // anyway): the next pass that runs takes them instead of inferring again.
+  std::optional<ModuleTypes> typesOfCurrent;
   // One round of the pipeline on `target`; false when the verifier failed.
   auto runRound = [&](Module &target, std::vector<Remark> &remarks,
                       std::map<std::string, PassStats> &stats) {
     PassContext ctx{opts, remarks, result.warnings};
-    for (const PassInfo *p : pipeline) {
+    for (size_t i = 0; i < pipeline.size(); ++i) {
+      const PassInfo *p = pipeline[i];
+      if (skipRepeats && current && lastOutput[i] == current) {
+        ++result.skippedPassRuns;
+        result.passSeconds[std::string(p->name)] += 0;
+        continue;
+      }
+      ctx.inputTypes = typesOfCurrent ? &typesOfCurrent : nullptr;
       const Clock::time_point passStart = Clock::now();
       PassStats ps = p->run(target, ctx);
+      ctx.inputTypes = nullptr;
+      typesOfCurrent.reset(); // taken, or of a module the pass may have changed
       result.passSeconds[std::string(p->name)] += secondsSince(passStart);
       // A pass that cannot run as asked (legalize without a known target) reports an
       // error-severity diagnostic: the pipeline stops as for an unknown pass name.
@@ -578,18 +610,22 @@ PipelineResult runPipeline(Module &m, const PipelineOptions &opts) {
       }
       for (const auto &[key, value] : ps.counters)
         stats[std::string(p->name)].counters[key] += value;
-      if (!opts.verifyEach)
+      if (!fingerprintEach)
+        continue;
+      const Clock::time_point keyStart = Clock::now();
+      current = moduleFingerprints(target);
+      lastOutput[i] = current;
+      result.fixpointSeconds += secondsSince(keyStart);
+      if (!opts.verifyEach || verifiedState == current->structure)
         continue;
       const Clock::time_point verifyStart = Clock::now();
-      const uint64_t state = structuralFingerprint(target);
-      if (verifiedState == state) {
-        result.verifySeconds += secondsSince(verifyStart);
-        continue;
-      }
-      Diagnostics errors = verifyModule(target);
+      ModuleTypes types;
+      Diagnostics errors = verifyModule(target, &types);
       result.verifySeconds += secondsSince(verifyStart);
-      if (!hasErrors(errors))
-        verifiedState = state;
+      if (!hasErrors(errors)) {
+        verifiedState = current->structure;
+        typesOfCurrent = std::move(types);
+      }
       if (hasErrors(errors)) {
         result.ok = false;
         result.failedPass = std::string(p->name);
@@ -612,9 +648,15 @@ PipelineResult runPipeline(Module &m, const PipelineOptions &opts) {
   // counts are kept only if it changed something, so the confirming round
   // adds no repeated remarks or counts.
   const unsigned bound = std::max(1u, opts.maxIterations);
-  Clock::time_point keyStart = Clock::now();
-  uint64_t before = structuralFingerprint(m);
-  result.fixpointSeconds += secondsSince(keyStart);
+  // The fixpoint test compares structural fingerprints (the last pass's,
+  // when the passes were fingerprinted).
+  auto fingerprintNow = [&] {
+    const Clock::time_point keyStart = Clock::now();
+    const uint64_t key = current ? current->structure : structuralFingerprint(m);
+    result.fixpointSeconds += secondsSince(keyStart);
+    return key;
+  };
+  uint64_t before = fingerprintNow();
   result.reachedFixpoint = false;
   while (result.iterations < bound) {
     std::vector<Remark> remarks;
@@ -624,10 +666,8 @@ PipelineResult runPipeline(Module &m, const PipelineOptions &opts) {
       result.totalSeconds = secondsSince(start);
       return result;
     }
-    keyStart = Clock::now();
-    uint64_t after = structuralFingerprint(m);
+    const uint64_t after = fingerprintNow();
     const bool same = after == before;
-    result.fixpointSeconds += secondsSince(keyStart);
     if (same) {
       result.reachedFixpoint = true;
       break;

@@ -6,6 +6,7 @@
 #include "ir/contract.h"
 #include "ir/diagnostic.h"
 #include "ir/graph.h"
+#include "ir/types.h"
 #include "passes/remark.h"
 
 #include <map>
@@ -51,10 +52,14 @@ struct PipelineResult {
   /// which runs once); false when PipelineOptions::maxIterations stopped it.
   bool reachedFixpoint = true;
   /// Wall time (steady clock) of each pass, summed over every round that ran
-  /// (the confirming round included), of the verifier runs, of the fixpoint
-  /// comparisons, and of the whole pipeline (`graphvet opt --time-passes`).
+  /// (the confirming round included), of the verifier runs, of the change
+  /// tests (the fingerprint after each pass and the fixpoint comparisons),
+  /// and of the whole pipeline (`graphvet opt --time-passes`).
   std::map<std::string, double> passSeconds;
   double verifySeconds = 0, fixpointSeconds = 0, totalSeconds = 0;
+  /// Pass runs a level pipeline skipped because the module was exactly the
+  /// pass's own last output (see runPipeline).
+  unsigned skippedPassRuns = 0;
 };
 
 /// What a pass gets besides the module.
@@ -62,6 +67,10 @@ struct PassContext {
   const PipelineOptions &options;
   std::vector<Remark> &remarks;
   Diagnostics &warnings;
+  /// The module's types as the pass receives it, when the pass manager has
+  /// them (the verifier's after the pass before); a pass that reads types
+  /// takes them for its first inference (its options' `inputTypes`).
+  std::optional<ModuleTypes> *inputTypes = nullptr;
 };
 
 using PassRunFn = PassStats (*)(Module &m, PassContext &ctx);

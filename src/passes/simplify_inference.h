@@ -7,10 +7,12 @@
 #pragma once
 
 #include "ir/graph.h"
+#include "ir/types.h"
 #include "passes/remark.h"
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,6 +38,10 @@ struct SimplifyInferenceOptions {
   /// Rewrite LayerNormalization into reductions and arithmetic (default
   /// true).
   bool layerNorm = true;
+  /// The module's types as the pass receives it, when the caller has them
+  /// (the pass manager: the verifier's, after the pass before changed the
+  /// module); the pass's first inference takes them instead of inferring.
+  std::optional<ModuleTypes> *inputTypes = nullptr;
 };
 
 struct SimplifyInferenceStats {

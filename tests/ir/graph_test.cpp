@@ -6,6 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <queue>
+#include <random>
+#include <string>
 
 namespace graphvet {
 namespace {
@@ -140,6 +143,101 @@ TEST(Graph, TopoOrderBreaksTiesByIdAndHonoursControlEdges) {
   EXPECT_EQ(*order, (std::vector<NodeId>{d, b, a, c}));
   g.removeNode(b);
   EXPECT_EQ(*g.topoOrder(), (std::vector<NodeId>{d, a, c}));
+}
+
+// The textbook stable order (a min-heap of ready ids), which topoOrder's
+// cursor must reproduce exactly.
+std::optional<std::vector<NodeId>> heapTopoOrder(const Graph &g) {
+  std::vector<uint32_t> indeg(g.capacity(), 0);
+  auto succs = [&](NodeId n) {
+    std::vector<NodeId> out;
+    for (const auto &port : g.node(n).consumers)
+      for (InPort c : port)
+        out.push_back(c.node);
+    out.insert(out.end(), g.node(n).ctrlOut.begin(), g.node(n).ctrlOut.end());
+    return out;
+  };
+  for (NodeId n : g.liveNodes())
+    for (NodeId s : succs(n))
+      ++indeg[s];
+  std::priority_queue<NodeId, std::vector<NodeId>, std::greater<>> ready;
+  for (NodeId n : g.liveNodes())
+    if (indeg[n] == 0)
+      ready.push(n);
+  std::vector<NodeId> order;
+  while (!ready.empty()) {
+    NodeId n = ready.top();
+    ready.pop();
+    order.push_back(n);
+    for (NodeId s : succs(n))
+      if (--indeg[s] == 0)
+        ready.push(s);
+  }
+  if (order.size() != g.numLiveNodes())
+    return std::nullopt;
+  return order;
+}
+
+std::string nodeName(char prefix, int trial, int index) {
+  std::string name(1, prefix);
+  name += std::to_string(trial);
+  name += '_';
+  name += std::to_string(index);
+  return name;
+}
+
+TEST(Graph, TopoOrderEqualsTheHeapOrderAfterRewrites) {
+  // Random DAGs, then rewrites as passes make them: new nodes (high ids)
+  // spliced in front of old consumers, removals, control edges; the cursor
+  // order must equal the heap order at every step.
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 200; ++trial) {
+    Graph g;
+    const int n = 2 + static_cast<int>(rng() % 40);
+    for (int i = 0; i < n; ++i) {
+      std::vector<std::optional<OutPort>> ins;
+      for (int k = 0; k < 2 && i > 0; ++k)
+        if (rng() % 3 != 0)
+          ins.push_back(OutPort{static_cast<NodeId>(rng() % i), 0});
+      g.addNode(nodeName('n', trial, i), "Op", std::move(ins), 1u);
+    }
+    for (int step = 0; step < 30; ++step) {
+      ASSERT_EQ(g.topoOrder(), heapTopoOrder(g)) << "trial " << trial << " step " << step;
+      std::vector<NodeId> live = g.liveNodes();
+      NodeId a = live[rng() % live.size()];
+      switch (rng() % 4) {
+      case 0: { // a new producer between `a` and its consumers
+        NodeId fresh = g.addNode(nodeName('s', trial, step), "Op", {OutPort{a, 0}}, 1u);
+        g.replaceAllUses(OutPort{a, 0}, OutPort{fresh, 0});
+        g.setInput({fresh, 0}, OutPort{a, 0});
+        break;
+      }
+      case 1: // a removal
+        if (live.size() > 2)
+          g.removeNode(a);
+        break;
+      case 2: { // a control edge that keeps the graph acyclic
+        NodeId b = live[rng() % live.size()];
+        if (a != b && !g.reaches(b, a))
+          g.addCtrlEdge(a, b);
+        break;
+      }
+      default: { // an old node reads a new one
+        NodeId fresh = g.addNode(nodeName('t', trial, step), "Op", {}, 1u);
+        g.appendInput(a, OutPort{fresh, 0});
+        break;
+      }
+      }
+    }
+    // A cycle: both orders give up.
+    std::vector<NodeId> live = g.liveNodes();
+    if (live.size() >= 2 && !g.reaches(live.back(), live.front())) {
+      g.addCtrlEdge(live.front(), live.back());
+      g.addCtrlEdge(live.back(), live.front());
+      EXPECT_EQ(g.topoOrder(), std::nullopt);
+      EXPECT_EQ(heapTopoOrder(g), std::nullopt);
+    }
+  }
 }
 
 TEST(Graph, FindCycleReturnsAClosedPath) {

@@ -171,6 +171,37 @@ TEST(ShapeMoveOps, Split) {
 
 // --- Slice ------------------------------------------------------------------
 
+TEST(ShapeMoveOps, SliceOfConsecutiveElementsCopiesRunsWithTheirMask) {
+  // Step 1 on the innermost axis: the kernel copies each row's run at once;
+  // the values and the indeterminate mask are those of the element copies.
+  Tensor x = iota(DType::F32, {2, 3, 4});
+  x.setUndef(5);
+  x.setUndef(18);
+  Tensor starts = i64s({0, 1, 1}), ends = i64s({2, 3, 3}), axes = i64s({0, 1, 2});
+  auto r = run(opNode("Slice", 4), {&x, &starts, &ends, &axes});
+  EXPECT_EQ(r[0].type(), (TensorType{DType::F32, {2, 2, 2}}));
+  EXPECT_EQ(valuesOf(r[0]), (std::vector<double>{5, 6, 9, 10, 17, 18, 21, 22}));
+  for (int64_t i = 0; i < 8; ++i)
+    EXPECT_EQ(r[0].isUndef(i), i == 0 || i == 5) << i;
+}
+
+TEST(ShapeMoveOps, CopyElementsEqualsElementCopies) {
+  Tensor src = iota(DType::F16, {6});
+  src.setUndef(2);
+  Tensor dst = iota(DType::F16, {8}), ref = dst;
+  dst.setUndef(4);
+  ref.setUndef(4);
+  dst.copyElements(3, src, 1, 4);
+  for (int64_t k = 0; k < 4; ++k)
+    ref.copyElement(3 + k, src, 1 + k);
+  EXPECT_EQ(dst, ref);
+  EXPECT_TRUE(dst.isUndef(4) && !dst.isUndef(5) && !dst.isUndef(3));
+  Tensor plain = iota(DType::I64, {3}), into(TensorType{DType::I64, {3}});
+  into.copyElements(0, plain, 0, 3);
+  EXPECT_EQ(into, plain);
+  EXPECT_FALSE(into.anyUndef());
+}
+
 TEST(ShapeMoveOps, Slice) {
   Tensor x = iota(DType::F32, {2, 3, 4});
   // x[1::-1, 2:0:-2, ::3] in numpy: shape [2, 1, 2], values 20 23 8 11.

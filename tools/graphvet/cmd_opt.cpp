@@ -174,7 +174,9 @@ std::string timingText(const PipelineResult &result) {
   rows.emplace_back("(verifier)", result.verifySeconds);
   rows.emplace_back("(fixpoint test)", result.fixpointSeconds);
   const double total = result.totalSeconds > 0 ? result.totalSeconds : 1e-12;
-  std::string out = fmt::format("pass timing ({} round(s)):\n", result.iterations);
+  std::string out = fmt::format("pass timing ({} round(s), {} pass run(s) skipped: input was "
+                                "the pass's own last output):\n",
+                                result.iterations, result.skippedPassRuns);
   for (const auto &[name, seconds] : rows)
     out += fmt::format("  {:<24} {:>10.3f} ms {:>6.1f}%\n", name, 1e3 * seconds,
                        100 * seconds / total);
@@ -189,7 +191,8 @@ nlohmann::ordered_json timingJson(const PipelineResult &result) {
   return {{"total_seconds", result.totalSeconds},
           {"passes_seconds", std::move(passes)},
           {"verify_seconds", result.verifySeconds},
-          {"fixpoint_seconds", result.fixpointSeconds}};
+          {"fixpoint_seconds", result.fixpointSeconds},
+          {"skipped_pass_runs", result.skippedPassRuns}};
 }
 
 nlohmann::ordered_json opsJson(const std::map<std::string, int64_t> &before,

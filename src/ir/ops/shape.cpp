@@ -31,8 +31,7 @@ template <bool (*Plan)(InferContext &, NoParams *)> void sameOrderKernel(KernelC
   if (!replan(k, Plan, p))
     return;
   Tensor &out = k.out(0);
-  for (int64_t i = 0; i < out.size(); ++i)
-    out.copyElement(i, k.in(0), i);
+  out.copyElements(0, k.in(0), 0, out.size());
 }
 
 // ---------------------------------------------------------------------------

@@ -134,6 +134,39 @@ inline void copyByAxes(Tensor &out, const Tensor &in,
   for (const auto &t : tables)
     if (t.empty())
       return;
+  // The common case (Slice with step 1, Expand of a row...): the innermost
+  // table is a run of consecutive elements, copied as one block per outer
+  // coordinate.
+  if (r > 0) {
+    const std::vector<int64_t> &last = tables[r - 1];
+    bool run = true;
+    for (size_t e = 0; e < last.size() && run; ++e)
+      run = last[e] >= 0 && last[e] == last[0] + static_cast<int64_t>(e);
+    if (run) {
+      const int64_t len = static_cast<int64_t>(last.size());
+      std::vector<size_t> c(r - 1, 0);
+      for (int64_t i = 0; i < out.size(); i += len) {
+        int64_t src = last[0];
+        bool pad = false;
+        for (size_t k = 0; k + 1 < r; ++k) {
+          int64_t v = tables[k][c[k]];
+          pad = pad || v < 0;
+          src += v;
+        }
+        if (!pad)
+          out.copyElements(i, in, src, len);
+        else if (fill)
+          for (int64_t e = 0; e < len; ++e)
+            out.copyElement(i + e, *fill, 0);
+        for (size_t k = r - 1; k-- > 0;) {
+          if (++c[k] < tables[k].size())
+            break;
+          c[k] = 0;
+        }
+      }
+      return;
+    }
+  }
   std::vector<size_t> c(r, 0);
   for (int64_t i = 0; i < out.size(); ++i) {
     int64_t src = 0;

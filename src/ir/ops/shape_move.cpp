@@ -129,8 +129,8 @@ void concatKernel(KernelContext &k) {
   for (int64_t b = 0; b < outer; ++b)
     for (const Tensor *in : k.inputs) {
       int64_t block = in->shape()[p.axis] * inner;
-      for (int64_t j = 0; j < block; ++j)
-        out.copyElement(o++, *in, b * block + j);
+      out.copyElements(o, *in, b * block, block);
+      o += block;
     }
 }
 
@@ -217,8 +217,7 @@ void splitKernel(KernelContext &k) {
   for (size_t j = 0; j < k.outputs.size(); ++j) {
     int64_t block = p.sizes[j] * inner;
     for (int64_t b = 0; b < outer; ++b)
-      for (int64_t e = 0; e < block; ++e)
-        k.out(j).copyElement(b * block + e, in, b * rowLen + offset + e);
+      k.out(j).copyElements(b * block, in, b * rowLen + offset, block);
     offset += block;
   }
 }
@@ -381,12 +380,12 @@ void gatherKernel(KernelContext &k) {
       // An indeterminate or out-of-range index: ONNX calls it an error; the
       // elements it selects are indeterminate.
       bool bad = idx.isUndef(j) || i < 0 || i >= dim;
-      for (int64_t e = 0; e < inner; ++e, ++o) {
-        if (bad)
-          out.setUndef(o);
-        else
-          out.copyElement(o, data, (b * dim + i) * inner + e);
-      }
+      if (bad)
+        for (int64_t e = 0; e < inner; ++e)
+          out.setUndef(o + e);
+      else
+        out.copyElements(o, data, (b * dim + i) * inner, inner);
+      o += inner;
     }
 }
 

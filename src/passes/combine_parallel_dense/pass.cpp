@@ -28,7 +28,8 @@ class CombineParallelDensePass {
 public:
   CombineParallelDensePass(Module &m, const CombineParallelDenseOptions &options,
                            std::vector<Remark> *remarks)
-      : m_(m), minBranches_(std::max<int64_t>(2, options.minNumBranches)), remarks_(remarks) {
+      : m_(m), minBranches_(std::max<int64_t>(2, options.minNumBranches)),
+        inputTypes_(options.inputTypes), remarks_(remarks) {
     for (GraphId gid = 0; gid < m_.numGraphs(); ++gid)
       initialCapacity_.push_back(m_.graph(gid).capacity());
   }
@@ -40,8 +41,8 @@ public:
     for (GraphId gid = 0; gid < m_.numGraphs(); ++gid)
       bound += m_.graph(gid).numLiveNodes();
     for (size_t round = 0; round < bound; ++round) {
-      Diagnostics ignored; // a node whose types are unknown is refused (unknown-type)
-      ModuleTypes types = inferModuleTypes(m_, ignored);
+      // A node whose types are unknown is refused (unknown-type).
+      ModuleTypes types = takeOrInferTypes(m_, inputTypes_);
       combine_parallel_dense::ReadGuard guard(m_);
       guard_ = &guard;
       bool changed = false;
@@ -229,6 +230,7 @@ private:
 
   Module &m_;
   int64_t minBranches_;
+  std::optional<ModuleTypes> *inputTypes_; ///< the types as given, for the first round
   std::vector<Remark> *remarks_;
   CombineParallelDenseStats stats_;
   combine_parallel_dense::ReadGuard *guard_ = nullptr; ///< the current round's

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstring>
 #include <fmt/format.h>
+#include <limits>
 
 namespace graphvet::fold_scale_axis {
 namespace {
@@ -170,19 +171,47 @@ std::optional<Refusal> scaleWeights(const Tensor &w, const std::vector<double> &
   const double smallest = smallestNormal(DType::F32);
   const int64_t inner = axis.stride(), dim = axis.dim();
   const int64_t outer = inner * dim == 0 ? 0 : w.size() / (inner * dim);
-  int64_t i = 0;
+  // Each (outer, channel) block is scaled in a loop without a branch (the
+  // compiler vectorizes it), then screened by a second one, in f32 only, for
+  // the cases store() refuses: a finite weight whose product is not finite,
+  // or a product that lost bits below the smallest normal (flagged
+  // conservatively as a nonzero weight whose result is at most that normal:
+  // a product rounding up to it counts too). A flagged block is walked again
+  // with the exact checks to find the first bad weight, whose refusal store()
+  // gives. (`|x| <= max` is isfinite: false for NaN and the infinities.)
+  constexpr float kMaxFloat = std::numeric_limits<float>::max();
+  const float smallestF = static_cast<float>(smallest);
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t c = 0; c < dim; ++c) {
       const double sc = scale[static_cast<size_t>(c)];
-      for (int64_t k = 0; k < inner; ++k, ++i) {
+      const int64_t begin = (o * dim + c) * inner;
+      const uint8_t *from = src + 4 * begin;
+      uint8_t *to = dst + 4 * begin;
+      for (int64_t k = 0; k < inner; ++k) {
         float a;
-        std::memcpy(&a, src + 4 * i, 4);
-        double exact = static_cast<double>(a) * sc;
-        float rounded = static_cast<float>(exact);
-        std::memcpy(dst + 4 * i, &rounded, 4);
+        std::memcpy(&a, from + 4 * k, 4);
+        const float rounded = static_cast<float>(static_cast<double>(a) * sc);
+        std::memcpy(to + 4 * k, &rounded, 4);
+      }
+      int bad = 0;
+      for (int64_t k = 0; k < inner; ++k) {
+        float a, r;
+        std::memcpy(&a, from + 4 * k, 4);
+        std::memcpy(&r, to + 4 * k, 4);
+        bad |= static_cast<int>(std::fabs(a) <= kMaxFloat) &
+               (static_cast<int>(!(std::fabs(r) <= kMaxFloat)) |
+                (static_cast<int>(a != 0) & static_cast<int>(std::fabs(r) <= smallestF)));
+      }
+      if (!bad)
+        continue;
+      for (int64_t k = 0; k < inner; ++k) {
+        float a;
+        std::memcpy(&a, from + 4 * k, 4);
+        const double exact = static_cast<double>(a) * sc;
+        const float rounded = static_cast<float>(exact);
         if (std::isfinite(a) && (!std::isfinite(rounded) ||
                                  (rounded != exact && exact != 0 && std::fabs(exact) < smallest)))
-          return store(out, i, a, sc, 0); // its refusal
+          return store(out, begin + k, a, sc, 0); // its refusal
       }
     }
   return std::nullopt;

@@ -22,7 +22,7 @@ public:
       : m_(m), options_(options), remarks_(remarks) {}
 
   FoldScaleAxisStats run() {
-    Diagnostics ignored; // a Mul whose types are unknown is refused (unknown-type)
+    // A Mul whose types are unknown is refused (unknown-type).
     // A fold can bring another scale next to the op (Mul(Mul(x, a), b) ->
     // MatMul: b folds, then a is next), so sweeps repeat while one folds
     // something: one run reaches the pass's fixpoint (the campaign's
@@ -34,7 +34,7 @@ public:
       const int64_t foldsBefore = stats_.backwardFolds + stats_.forwardFolds;
       refusals_.clear();
       refusedTags_.clear();
-      ModuleTypes types = inferModuleTypes(m_, ignored);
+      ModuleTypes types = takeOrInferTypes(m_, options_.inputTypes);
       for (GraphId g : m_.canonicalGraphOrder())
         runGraph(g, types);
       if (stats_.backwardFolds + stats_.forwardFolds == foldsBefore)

@@ -65,6 +65,18 @@ private:
   // Post-dominator tree.
   std::vector<size_t> pdom_;
   std::vector<size_t> depth_;
+  /// The root of each node's tree in the post-dominator forest (a node in
+  /// another tree has no common ancestor with it).
+  std::vector<size_t> root_;
+  /// Skew-binary jump pointers (Myers): jump_[i] is an ancestor of i whose
+  /// distance depends only on i's depth, so two nodes of one depth jump
+  /// alike and a least common ancestor takes O(log depth) steps instead of
+  /// one per level (a constant shared model-wide, as a LayerNormalization
+  /// epsilon after cse, has uses along the whole model: the walk per use
+  /// was quadratic). jumpPattern_[i] combines pdomPattern_ of the nodes
+  /// from i up to jump_[i] (excluded), what stepping over them combines.
+  std::vector<size_t> jump_;
+  std::vector<OpPattern> jumpPattern_;
   std::vector<OpPattern> pdomPattern_;
   // Union-find groups; pattern_ and anchor_ are meaningful on roots, and
   // pattern_[i] is also what node i's own group started as (TVM reads the
@@ -110,16 +122,33 @@ private:
   }
 
   size_t lca(size_t a, size_t b, OpPattern &pattern) const {
-    // Bounded: each step moves a or b one level up the tree.
+    // Nodes of different trees meet nowhere: the walk would climb to the
+    // roots (the whole chain above a node one of whose uses is a graph
+    // output: quadratic on a long model) only to return kNone, whose
+    // pattern nobody reads.
+    if (a == kNone || b == kNone || root_[a] != root_[b])
+      return kNone;
+    // The pattern combines every node stepped from on both paths up to the
+    // ancestor (excluded), as a walk one level at a time would; combine is
+    // a maximum, so the order does not matter.
+    auto liftTo = [&](size_t &x, size_t depth) {
+      while (depth_[x] > depth) {
+        if (jump_[x] != kNone && depth_[jump_[x]] >= depth) {
+          pattern = combine(pattern, jumpPattern_[x]);
+          x = jump_[x];
+        } else {
+          pattern = combine(pattern, pdomPattern_[x]);
+          x = pdom_[x];
+        }
+      }
+    };
+    liftTo(a, depth_[b]);
+    liftTo(b, depth_[a]);
     while (a != b) {
-      if (a == kNone || b == kNone)
-        return kNone;
-      if (depth_[a] < depth_[b]) {
-        pattern = combine(pattern, pdomPattern_[b]);
-        b = pdom_[b];
-      } else if (depth_[b] < depth_[a]) {
-        pattern = combine(pattern, pdomPattern_[a]);
-        a = pdom_[a];
+      if (jump_[a] != jump_[b]) { // the ancestor lies above both targets
+        pattern = combine(pattern, combine(jumpPattern_[a], jumpPattern_[b]));
+        a = jump_[a];
+        b = jump_[b];
       } else {
         pattern = combine(pattern, combine(pdomPattern_[a], pdomPattern_[b]));
         a = pdom_[a];
@@ -129,10 +158,29 @@ private:
     return a;
   }
 
+  /// jump_ and jumpPattern_ of r, once its parent's are set.
+  void setJump(size_t r) {
+    size_t p = pdom_[r];
+    jump_[r] = p;
+    jumpPattern_[r] = pdomPattern_[r];
+    if (p == kNone || jump_[p] == kNone)
+      return;
+    size_t j = jump_[p];
+    if (jump_[j] != kNone && depth_[p] - depth_[j] == depth_[j] - depth_[jump_[j]]) {
+      jump_[r] = jump_[j];
+      jumpPattern_[r] = combine(pdomPattern_[r], combine(jumpPattern_[p], jumpPattern_[j]));
+    }
+  }
+
   void buildPostDominators() {
     size_t n = order_.size();
     pdom_.assign(n, kNone);
     depth_.assign(n, 1);
+    root_.resize(n);
+    for (size_t r = 0; r < n; ++r)
+      root_[r] = r;
+    jump_.assign(n, kNone);
+    jumpPattern_.assign(n, OpPattern::Opaque);
     pdomPattern_.assign(n, OpPattern::Opaque);
     for (size_t r = n; r-- > 0;) {
       if (outs_[r].empty())
@@ -146,7 +194,9 @@ private:
       }
       pdom_[r] = parent;
       depth_[r] = parent == kNone ? 1 : depth_[parent] + 1;
+      root_[r] = parent == kNone ? r : root_[parent];
       pdomPattern_[r] = pattern;
+      setJump(r);
     }
   }
 

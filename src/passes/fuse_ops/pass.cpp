@@ -33,8 +33,7 @@ std::string joinNames(const Graph &g, const std::vector<NodeId> &members) {
 
 FuseOpsStats runFuseOps(Module &m, const FuseOpsOptions &options, std::vector<Remark> *remarks) {
   FuseOpsStats stats;
-  Diagnostics ignored;
-  ModuleTypes types = inferModuleTypes(m, ignored);
+  ModuleTypes types = takeOrInferTypes(m, options.inputTypes);
   GroupNames groupNames(m);
   auto remark = [&](GraphId gid, NodeId id, std::string decision, std::string tag,
                     std::string message) {

@@ -28,8 +28,8 @@ public:
   SimplifyStats run() {
     for (int sweep = 0; sweep < options_.maxSweeps; ++sweep) {
       ++stats_.sweeps;
-      Diagnostics ignored; // a node whose type is unknown simply matches nothing
-      ModuleTypes inferred = inferModuleTypes(m_, ignored);
+      // A node whose type is unknown simply matches nothing.
+      ModuleTypes inferred = takeOrInferTypes(m_, options_.inputTypes);
       simplify::TypeTable types(inferred);
       simplify::Safety safety(m_, options_.analysisBudget);
       bool changed = false;

@@ -8,11 +8,13 @@
 #pragma once
 
 #include "ir/graph.h"
+#include "ir/types.h"
 #include "passes/remark.h"
 
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,6 +36,10 @@ struct SimplifyOptions {
   /// Most input slots one buffer exploration may visit (as cse and
   /// tensor-move-delete); beyond it a forwarding is refused (tag `budget`).
   size_t analysisBudget = size_t{1} << 16;
+  /// The module's types as the pass receives it, when the caller has them
+  /// (the pass manager: the verifier's, after the pass before changed the
+  /// module); the pass's first inference takes them instead of inferring.
+  std::optional<ModuleTypes> *inputTypes = nullptr;
 };
 
 struct SimplifyStats {

@@ -22,13 +22,13 @@ public:
       : m_(m), options_(options), remarks_(remarks) {}
 
   SimplifyInferenceStats run() {
-    Diagnostics ignored; // a node whose types are unknown is refused (unknown-type)
+    // A node whose types are unknown is refused (unknown-type).
     // Types are inferred once: a rewrite changes no type, but the value a
     // rewritten node produced now comes from a new port, whose type
     // `carried_` keeps (a normalization reading it would otherwise be
     // refused as unknown-type, and a second run would rewrite it: not
     // idempotent).
-    ModuleTypes types = inferModuleTypes(m_, ignored);
+    ModuleTypes types = takeOrInferTypes(m_, options_.inputTypes);
     for (GraphId g : m_.canonicalGraphOrder())
       runGraph(g, types);
     return stats_;
