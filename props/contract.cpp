@@ -1,6 +1,8 @@
 // Pass-contract checks layered on the oracle's verdict (see contract.h).
 #include "props/contract.h"
 
+#include "ir/buffer_root.h"
+
 #include "ir/fingerprint.h"
 #include "ir/op_library.h"
 #include "ir/printer.h"
@@ -47,27 +49,6 @@ void checkReservedNodesKept(const Module &original, const Module &optimized,
     result.verdict = oracle::Verdict::Violation;
 }
 
-namespace {
-
-/// The buffer `p` of subgraph `g` is bound to, followed through views and ref
-/// outputs inside `g` (bounded by the node count: the graph is acyclic).
-OutPort bufferRoot(const Graph &g, OutPort p) {
-  for (size_t step = 0; step < g.capacity(); ++step) {
-    const Node &n = g.node(p.node);
-    std::optional<uint32_t> in = aliasedInput(n, p.index);
-    if (!in || *in >= n.inputs.size() || !n.inputs[*in])
-      return p;
-    p = *n.inputs[*in];
-  }
-  return p;
-}
-
-bool isOutlined(const Node &n) {
-  return n.attr("_target") != nullptr || n.attr("_fused") != nullptr;
-}
-
-} // namespace
-
 void checkOutlinedCallOutputs(const Module &original, const Module &optimized,
                               oracle::CheckResult &result) {
   if (result.verdict == oracle::Verdict::Invalid)
@@ -78,7 +59,7 @@ void checkOutlinedCallOutputs(const Module &original, const Module &optimized,
     GraphId before = original.findGraph(g.name);
     for (NodeId id : g.liveNodes()) {
       const Node &call = g.node(id);
-      if (!isOutlined(call) || call.subgraphs.size() != 1 ||
+      if (!isOutlinedCall(call) || call.subgraphs.size() != 1 ||
           (before != kNoGraph && original.graph(before).find(call.name) != kNoNode))
         continue;
       const Graph &body = optimized.graph(call.subgraphs[0]);

@@ -8,6 +8,7 @@
 // Remark per region and per refusal.
 #pragma once
 
+#include "ir/buffer_root.h"
 #include "ir/graph.h"
 #include "passes/remark.h"
 #include "passes/targets.h"
@@ -47,9 +48,8 @@ struct PartitionGraphStats {
   std::map<std::string, int64_t> refused; ///< nodes or merges refused, by remark tag
 };
 
-/// True when `n` is a call this pass or fuse-ops outlined (`_target` or
-/// `_fused`): the pass treats it, and its subgraph, as opaque.
-bool isOutlinedCall(const Node &n);
+// isOutlinedCall (ir/buffer_root.h): a call this pass or fuse-ops outlined,
+// which the pass treats, with its subgraph, as opaque.
 
 /// Runs the pass over every live graph of `m` (graphs of outlined calls
 /// aside). When `remarks` is given, appends one remark per region created and

@@ -8,8 +8,8 @@
 // remaining Transposes appear. Unused Transposes and constants go last.
 #include "passes/convert_layout.h"
 
+#include "ir/buffer_root.h"
 #include "ir/layout_ops.h"
-#include "ir/op_library.h"
 #include "ir/types.h"
 #include "passes/convert_layout/internal.h"
 
@@ -20,19 +20,6 @@
 
 namespace graphvet {
 namespace {
-
-/// The port whose buffer `p` shares through views and ref outputs in `g`
-/// (`p` itself for a fresh result).
-OutPort bufferRoot(const Graph &g, OutPort p) {
-  for (size_t steps = 0; steps < g.capacity(); ++steps) {
-    const Node &n = g.node(p.node);
-    const std::optional<uint32_t> in = aliasedInput(n, p.index);
-    if (!in || *in >= n.inputs.size() || !n.inputs[*in])
-      return p;
-    p = *n.inputs[*in];
-  }
-  return p;
-}
 
 using convert_layout::Perm;
 using convert_layout::Refusal;

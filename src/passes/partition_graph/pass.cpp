@@ -9,10 +9,6 @@
 
 namespace graphvet {
 
-bool isOutlinedCall(const Node &n) {
-  return n.attr(std::string(kTargetAttr)) || n.attr(std::string(kFusedAttr));
-}
-
 namespace {
 
 using partition::Refusal;

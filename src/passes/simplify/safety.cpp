@@ -3,6 +3,7 @@
 // the other cannot be told apart by what semantics.md makes observable
 // (effects, in-place writes, aliasing of graph outputs, layout demands).
 // The buffer reasoning is buffer_analysis.h's, as for cse.
+#include "ir/buffer_root.h"
 #include "ir/op_library.h"
 #include "passes/simplify/match.h"
 
@@ -24,7 +25,7 @@ const Node *outlinedHolder(const Module &m, GraphId g) {
   if (graph.parentNode == kNoNode)
     return nullptr;
   const Node &holder = m.graph(graph.parentGraph).node(graph.parentNode);
-  return holder.attr("_fused") || holder.attr("_target") ? &holder : nullptr;
+  return isOutlinedCall(holder) ? &holder : nullptr;
 }
 
 /// Does the buffer of `r` reach `g`'s NetOutput, directly or through views
