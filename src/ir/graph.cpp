@@ -124,6 +124,7 @@ NodeId Graph::addNode(std::string name, std::string type,
   byName_.emplace(n.name, id);
   nodes_.push_back(std::move(n));
   ++live_;
+  topoCache_.reset();
   for (auto &src : inputs)
     appendInput(id, src);
   return id;
@@ -150,6 +151,7 @@ static void eraseOne(std::vector<InPort> &v, InPort p) {
 }
 
 void Graph::setInput(InPort slot, std::optional<OutPort> src) {
+  topoCache_.reset();
   Node &n = nodes_[slot.node];
   auto &cur = n.inputs[slot.index];
   if (cur)
@@ -184,6 +186,7 @@ void Graph::eraseInput(InPort slot) {
 bool Graph::addCtrlEdge(NodeId from, NodeId to) {
   if (from == to || hasCtrlEdge(from, to))
     return false;
+  topoCache_.reset();
   nodes_[from].ctrlOut.push_back(to);
   nodes_[to].ctrlIn.push_back(from);
   return true;
@@ -194,6 +197,7 @@ bool Graph::removeCtrlEdge(NodeId from, NodeId to) {
   auto it = std::find(out.begin(), out.end(), to);
   if (it == out.end())
     return false;
+  topoCache_.reset();
   out.erase(it);
   auto &in = nodes_[to].ctrlIn;
   in.erase(std::find(in.begin(), in.end(), from));
@@ -229,6 +233,7 @@ void Graph::removeNode(NodeId id) {
     byName_.erase(it);
   n.alive = false;
   --live_;
+  topoCache_.reset();
 }
 
 void Graph::replaceAllUses(OutPort from, OutPort to) {
@@ -282,6 +287,12 @@ template <typename F> static void forEachSucc(const Node &n, F &&f) {
 }
 
 std::optional<std::vector<NodeId>> Graph::topoOrder() const {
+  if (!topoCache_)
+    topoCache_ = computeTopoOrder();
+  return *topoCache_;
+}
+
+std::optional<std::vector<NodeId>> Graph::computeTopoOrder() const {
   // Kahn's algorithm taking the smallest ready id first. Most nodes become
   // ready in id order (a graph is mostly built producers first), so a cursor
   // scanning ids upwards finds them without a heap; only a node that becomes

@@ -198,7 +198,9 @@ public:
   const std::vector<InPort> &consumers(OutPort p) const;
 
   /// A stable topological order over data and control edges, ties broken by
-  /// node id; nullopt when the graph has a cycle.
+  /// node id; nullopt when the graph has a cycle. Kept until the next edit
+  /// (every pass, the type inference and the fingerprint ask for it, mostly
+  /// of graphs nothing changed in between).
   std::optional<std::vector<NodeId>> topoOrder() const;
   /// A cycle as a node list (first node repeated at the end), or empty.
   std::vector<NodeId> findCycle() const;
@@ -211,9 +213,15 @@ public:
   std::vector<CtrlEdgeLoc> ctrlEdgeLocs;
 
 private:
+  std::optional<std::vector<NodeId>> computeTopoOrder() const;
+
   std::vector<Node> nodes_;
   std::unordered_map<std::string, NodeId> byName_;
   size_t live_ = 0;
+  /// topoOrder()'s last answer; every edit of nodes or edges goes through
+  /// the methods above, which drop it. Not synchronised: one graph is never
+  /// read by two threads at once (each campaign job has its own modules).
+  mutable std::optional<std::optional<std::vector<NodeId>>> topoCache_;
 };
 
 /// A parsed `.graph` file: options plus graphs; graphs[0] is the root.

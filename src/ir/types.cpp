@@ -355,14 +355,25 @@ ModuleTypes inferModuleTypes(const Module &m, Diagnostics &diags) {
   return Inference(m, diags).run();
 }
 
-ModuleTypes takeOrInferTypes(const Module &m, std::optional<ModuleTypes> *given) {
-  if (given && *given) {
-    ModuleTypes types = std::move(**given);
-    given->reset();
-    return types;
+std::shared_ptr<const ModuleTypes> takeOrInferTypes(const Module &m, TypeHandoff *handoff) {
+  if (handoff && handoff->given) {
+    handoff->inferred = true;
+    handoff->ofInput = std::move(handoff->given);
+    handoff->given.reset();
+    return handoff->ofInput;
+  }
+  // A pass infers again only after it changed the module: the input's types
+  // are stale then, and released before the new ones are built.
+  const bool first = handoff && !handoff->inferred;
+  if (handoff) {
+    handoff->inferred = true;
+    handoff->ofInput.reset();
   }
   Diagnostics ignored;
-  return inferModuleTypes(m, ignored);
+  auto types = std::make_shared<const ModuleTypes>(inferModuleTypes(m, ignored));
+  if (first)
+    handoff->ofInput = types;
+  return types;
 }
 
 } // namespace graphvet

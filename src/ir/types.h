@@ -16,6 +16,7 @@
 #include "ir/graph.h"
 #include "ir/tensor.h"
 
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -41,11 +42,29 @@ public:
 /// consistent subgraph indices, acyclic).
 ModuleTypes inferModuleTypes(const Module &m, Diagnostics &diags);
 
-/// The types of `m` for a pass that only reads them: `*given` when the
-/// caller has them for exactly this state of the module (taken: `*given` is
-/// left empty, so a later call infers again), else inferred with the errors
-/// dropped (the verifier reports them).
-ModuleTypes takeOrInferTypes(const Module &m, std::optional<ModuleTypes> *given);
+/// Types handed from pass to pass by a pipeline (pass_manager.cpp), so that a
+/// pass starting from a state of the module that is already typed does not
+/// infer again. Shared and immutable: passes only read them.
+struct TypeHandoff {
+  /// The types of the module as the pass starts, when the pipeline has them
+  /// (the verifier's, or those of a pass before that changed nothing).
+  std::shared_ptr<const ModuleTypes> given;
+  /// Set by the pass's first takeOrInferTypes: the types of its input, given
+  /// or inferred. When the pass changes nothing they are still the module's,
+  /// and the pipeline hands them to the next pass. A later call (made only
+  /// after the pass changed the module) drops them: they are stale.
+  std::shared_ptr<const ModuleTypes> ofInput;
+  /// Whether takeOrInferTypes was called.
+  bool inferred = false;
+};
+
+/// The types of `m` for a pass that only reads them. The first call of a pass
+/// takes `handoff->given` when there is one (the types of exactly this state
+/// of the module) and records what it returns in `handoff->ofInput`; later
+/// calls (after the pass changed the module: they drop `ofInput`) and calls
+/// without a handoff infer, with the errors dropped (the verifier reports
+/// them).
+std::shared_ptr<const ModuleTypes> takeOrInferTypes(const Module &m, TypeHandoff *handoff);
 
 /// Per input slot of `n` (in graph `g`), the value of the `Const` that feeds
 /// it, or nullptr (what an op's inference reads for its shape operands).

@@ -545,6 +545,15 @@ double secondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
+/// The id slots of every graph (ModuleTypes is indexed by graph and node id).
+std::vector<size_t> idSlots(const Module &m) {
+  std::vector<size_t> slots;
+  slots.reserve(m.numGraphs());
+  for (GraphId g = 0; g < m.numGraphs(); ++g)
+    slots.push_back(m.graph(g).capacity());
+  return slots;
+}
+
 } // namespace
 
 PipelineResult runPipeline(Module &m, const PipelineOptions &opts) {
@@ -576,9 +585,11 @@ PipelineResult runPipeline(Module &m, const PipelineOptions &opts) {
   const bool fingerprintEach = skipRepeats || opts.verifyEach;
   std::vector<std::optional<ModuleFingerprints>> lastOutput(pipeline.size());
   std::optional<ModuleFingerprints> current;
-  // The verifier's types of the module as it now is (it infers them
-  // anyway): the next pass that runs takes them instead of inferring again.
-  std::optional<ModuleTypes> typesOfCurrent;
+  // The types of the module as it now is, when known: the verifier's (it
+  // infers them anyway), or those a pass inferred of its input when it then
+  // changed nothing (its fingerprints before and after are equal). The next
+  // pass that reads types takes them instead of inferring again.
+  std::shared_ptr<const ModuleTypes> typesOfCurrent;
   // One round of the pipeline on `target`; false when the verifier failed.
   auto runRound = [&](Module &target, std::vector<Remark> &remarks,
                       std::map<std::string, PassStats> &stats) {
@@ -590,11 +601,20 @@ PipelineResult runPipeline(Module &m, const PipelineOptions &opts) {
         result.passSeconds[std::string(p->name)] += 0;
         continue;
       }
-      ctx.inputTypes = typesOfCurrent ? &typesOfCurrent : nullptr;
+      const std::optional<ModuleFingerprints> before = current;
+      const std::vector<size_t> idsBefore = idSlots(target);
+      // Moved, not shared: the pass may release them once it has changed
+      // the module (no two module types alive at once).
+      TypeHandoff handoff{std::move(typesOfCurrent), nullptr, false};
+      typesOfCurrent.reset();
+      ctx.inputTypes = &handoff;
       const Clock::time_point passStart = Clock::now();
       PassStats ps = p->run(target, ctx);
       ctx.inputTypes = nullptr;
-      typesOfCurrent.reset(); // taken, or of a module the pass may have changed
+      // Still the module's types only if the pass changed nothing (below):
+      // the ones it inferred or took, or the given ones it never asked for.
+      std::shared_ptr<const ModuleTypes> typesOfInput =
+          handoff.ofInput ? std::move(handoff.ofInput) : std::move(handoff.given);
       result.passSeconds[std::string(p->name)] += secondsSince(passStart);
       // A pass that cannot run as asked (legalize without a known target) reports an
       // error-severity diagnostic: the pipeline stops as for an unknown pass name.
@@ -616,6 +636,10 @@ PipelineResult runPipeline(Module &m, const PipelineOptions &opts) {
       current = moduleFingerprints(target);
       lastOutput[i] = current;
       result.fixpointSeconds += secondsSince(keyStart);
+      // Types are kept by node id: a pass that rebuilt a node as it was
+      // prints the same module under other ids, so those must match too.
+      if (before == current && idSlots(target) == idsBefore)
+        typesOfCurrent = std::move(typesOfInput);
       if (!opts.verifyEach || verifiedState == current->structure)
         continue;
       const Clock::time_point verifyStart = Clock::now();
@@ -624,7 +648,7 @@ PipelineResult runPipeline(Module &m, const PipelineOptions &opts) {
       result.verifySeconds += secondsSince(verifyStart);
       if (!hasErrors(errors)) {
         verifiedState = current->structure;
-        typesOfCurrent = std::move(types);
+        typesOfCurrent = std::make_shared<const ModuleTypes>(std::move(types));
       }
       if (hasErrors(errors)) {
         result.ok = false;

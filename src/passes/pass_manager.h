@@ -68,9 +68,10 @@ struct PassContext {
   std::vector<Remark> &remarks;
   Diagnostics &warnings;
   /// The module's types as the pass receives it, when the pass manager has
-  /// them (the verifier's after the pass before); a pass that reads types
-  /// takes them for its first inference (its options' `inputTypes`).
-  std::optional<ModuleTypes> *inputTypes = nullptr;
+  /// them (the verifier's, or those of a pass before that changed nothing); a
+  /// pass that reads types takes them for its first inference (its options'
+  /// `inputTypes`) and leaves the types of its input there.
+  TypeHandoff *inputTypes = nullptr;
 };
 
 using PassRunFn = PassStats (*)(Module &m, PassContext &ctx);

@@ -188,8 +188,9 @@ std::string nodeName(char prefix, int trial, int index) {
 
 TEST(Graph, TopoOrderEqualsTheHeapOrderAfterRewrites) {
   // Random DAGs, then rewrites as passes make them: new nodes (high ids)
-  // spliced in front of old consumers, removals, control edges; the cursor
-  // order must equal the heap order at every step.
+  // spliced in front of old consumers, removals, control edges added and
+  // removed, inputs erased; the cursor order must equal the heap order at
+  // every step, asked twice (the second answer is the kept one) and on a copy.
   std::mt19937 rng(7);
   for (int trial = 0; trial < 200; ++trial) {
     Graph g;
@@ -203,9 +204,16 @@ TEST(Graph, TopoOrderEqualsTheHeapOrderAfterRewrites) {
     }
     for (int step = 0; step < 30; ++step) {
       ASSERT_EQ(g.topoOrder(), heapTopoOrder(g)) << "trial " << trial << " step " << step;
+      ASSERT_EQ(g.topoOrder(), heapTopoOrder(g)) << "trial " << trial << " step " << step;
       std::vector<NodeId> live = g.liveNodes();
       NodeId a = live[rng() % live.size()];
-      switch (rng() % 4) {
+      if (step % 5 == 4) { // edits of a copy leave the original's order alone
+        Graph copy = g;
+        copy.removeNode(a);
+        ASSERT_EQ(copy.topoOrder(), heapTopoOrder(copy));
+        ASSERT_EQ(g.topoOrder(), heapTopoOrder(g));
+      }
+      switch (rng() % 6) {
       case 0: { // a new producer between `a` and its consumers
         NodeId fresh = g.addNode(nodeName('s', trial, step), "Op", {OutPort{a, 0}}, 1u);
         g.replaceAllUses(OutPort{a, 0}, OutPort{fresh, 0});
@@ -222,6 +230,14 @@ TEST(Graph, TopoOrderEqualsTheHeapOrderAfterRewrites) {
           g.addCtrlEdge(a, b);
         break;
       }
+      case 3: // a control edge removed
+        if (!g.node(a).ctrlOut.empty())
+          g.removeCtrlEdge(a, g.node(a).ctrlOut.front());
+        break;
+      case 4: // an input erased (later slots shift down)
+        if (!g.node(a).inputs.empty())
+          g.eraseInput({a, 0});
+        break;
       default: { // an old node reads a new one
         NodeId fresh = g.addNode(nodeName('t', trial, step), "Op", {}, 1u);
         g.appendInput(a, OutPort{fresh, 0});

@@ -42,7 +42,8 @@ public:
       bound += m_.graph(gid).numLiveNodes();
     for (size_t round = 0; round < bound; ++round) {
       // A node whose types are unknown is refused (unknown-type).
-      ModuleTypes types = takeOrInferTypes(m_, inputTypes_);
+      std::shared_ptr<const ModuleTypes> typesOfRound = takeOrInferTypes(m_, inputTypes_);
+      const ModuleTypes &types = *typesOfRound;
       combine_parallel_dense::ReadGuard guard(m_);
       guard_ = &guard;
       bool changed = false;
@@ -230,7 +231,7 @@ private:
 
   Module &m_;
   int64_t minBranches_;
-  std::optional<ModuleTypes> *inputTypes_; ///< the types as given, for the first round
+  TypeHandoff *inputTypes_; ///< the types as given, for the first round
   std::vector<Remark> *remarks_;
   CombineParallelDenseStats stats_;
   combine_parallel_dense::ReadGuard *guard_ = nullptr; ///< the current round's

@@ -34,7 +34,8 @@ public:
       const int64_t foldsBefore = stats_.backwardFolds + stats_.forwardFolds;
       refusals_.clear();
       refusedTags_.clear();
-      ModuleTypes types = takeOrInferTypes(m_, options_.inputTypes);
+      std::shared_ptr<const ModuleTypes> typesOfSweep = takeOrInferTypes(m_, options_.inputTypes);
+      const ModuleTypes &types = *typesOfSweep;
       for (GraphId g : m_.canonicalGraphOrder())
         runGraph(g, types);
       if (stats_.backwardFolds + stats_.forwardFolds == foldsBefore)

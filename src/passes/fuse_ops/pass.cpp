@@ -33,7 +33,8 @@ std::string joinNames(const Graph &g, const std::vector<NodeId> &members) {
 
 FuseOpsStats runFuseOps(Module &m, const FuseOpsOptions &options, std::vector<Remark> *remarks) {
   FuseOpsStats stats;
-  ModuleTypes types = takeOrInferTypes(m, options.inputTypes);
+  std::shared_ptr<const ModuleTypes> typesOfInput = takeOrInferTypes(m, options.inputTypes);
+  const ModuleTypes &types = *typesOfInput;
   GroupNames groupNames(m);
   auto remark = [&](GraphId gid, NodeId id, std::string decision, std::string tag,
                     std::string message) {

@@ -29,8 +29,8 @@ public:
     for (int sweep = 0; sweep < options_.maxSweeps; ++sweep) {
       ++stats_.sweeps;
       // A node whose type is unknown simply matches nothing.
-      ModuleTypes inferred = takeOrInferTypes(m_, options_.inputTypes);
-      simplify::TypeTable types(inferred);
+      std::shared_ptr<const ModuleTypes> inferred = takeOrInferTypes(m_, options_.inputTypes);
+      simplify::TypeTable types(*inferred);
       simplify::Safety safety(m_, options_.analysisBudget);
       bool changed = false;
       for (GraphId g : m_.canonicalGraphOrder())

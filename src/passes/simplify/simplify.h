@@ -39,7 +39,7 @@ struct SimplifyOptions {
   /// The module's types as the pass receives it, when the caller has them
   /// (the pass manager: the verifier's, after the pass before changed the
   /// module); the pass's first inference takes them instead of inferring.
-  std::optional<ModuleTypes> *inputTypes = nullptr;
+  TypeHandoff *inputTypes = nullptr;
 };
 
 struct SimplifyStats {

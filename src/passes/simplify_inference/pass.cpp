@@ -28,7 +28,8 @@ public:
     // `carried_` keeps (a normalization reading it would otherwise be
     // refused as unknown-type, and a second run would rewrite it: not
     // idempotent).
-    ModuleTypes types = takeOrInferTypes(m_, options_.inputTypes);
+    std::shared_ptr<const ModuleTypes> typesOfInput = takeOrInferTypes(m_, options_.inputTypes);
+    const ModuleTypes &types = *typesOfInput;
     for (GraphId g : m_.canonicalGraphOrder())
       runGraph(g, types);
     return stats_;
