@@ -426,6 +426,9 @@ GraphId Module::findGraph(const std::string &name) const {
 
 void Module::attachSubgraph(GraphId g, NodeId n, GraphId sub) {
   graphs_[g].node(n).subgraphs.push_back(sub);
+  std::vector<NodeId> &holders = graphs_[g].holders_;
+  if (holders.empty() || holders.back() != n)
+    holders.push_back(n);
   graphs_[sub].parentGraph = g;
   graphs_[sub].parentNode = n;
 }
@@ -442,18 +445,26 @@ std::vector<GraphId> Module::canonicalGraphOrder() const {
     queue.pop_front();
     order.push_back(g);
     const Graph &graph = graphs_[g];
-    // The nodes' order only matters between two holders: with at most one,
-    // skip the topological sort (O(n log n), and this runs in every pass).
+    // The holders' order only matters when there are two or more: then it is
+    // the topological one, read through a mask so no node is touched twice
+    // (this runs in every pass).
     std::vector<NodeId> holders;
-    for (NodeId n = 0; n < graph.capacity() && holders.size() < 2; ++n)
+    for (NodeId n : graph.holderCandidates())
       if (graph.node(n).alive && !graph.node(n).subgraphs.empty())
         holders.push_back(n);
+    std::sort(holders.begin(), holders.end());
+    holders.erase(std::unique(holders.begin(), holders.end()), holders.end());
     std::vector<NodeId> nodes;
     if (holders.size() < 2) {
       nodes = std::move(holders);
     } else {
+      std::vector<bool> isHolder(graph.capacity(), false);
+      for (NodeId n : holders)
+        isHolder[n] = true;
       auto topo = graph.topoOrder();
-      nodes = topo ? *topo : graph.liveNodes();
+      for (NodeId n : topo ? *topo : graph.liveNodes())
+        if (isHolder[n])
+          nodes.push_back(n);
     }
     for (NodeId n : nodes)
       for (GraphId sub : graph.node(n).subgraphs)

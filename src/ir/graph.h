@@ -212,12 +212,21 @@ public:
   /// Control edges with their locations as parsed (for diagnostics only).
   std::vector<CtrlEdgeLoc> ctrlEdgeLocs;
 
+  /// Every node that was ever given a subgraph (Module::attachSubgraph is the
+  /// only way to give one), in attach order; some may since have died or
+  /// lost their subgraphs. Lets canonicalGraphOrder find the holders without
+  /// a scan of every node.
+  const std::vector<NodeId> &holderCandidates() const { return holders_; }
+
 private:
+  friend class Module;
+
   std::optional<std::vector<NodeId>> computeTopoOrder() const;
 
   std::vector<Node> nodes_;
   std::unordered_map<std::string, NodeId> byName_;
   size_t live_ = 0;
+  std::vector<NodeId> holders_;
   /// topoOrder()'s last answer; every edit of nodes or edges goes through
   /// the methods above, which drop it. Not synchronised: one graph is never
   /// read by two threads at once (each campaign job has its own modules).
