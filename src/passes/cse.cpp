@@ -112,6 +112,7 @@ public:
       : m_(m), options_(options), remarks_(remarks), index_(m) {}
 
   CseStats run() {
+    lazyFacts_ = isQuiet();
     for (GraphId g : m_.canonicalGraphOrder())
       runGraph(g);
     return stats_;
@@ -189,28 +190,71 @@ private:
     return last.graph;
   }
 
+  /// Whether nothing in the module writes a buffer in place or demands a
+  /// placement, and no exploration can run out of budget: no While,
+  /// scribbler, ref output, variable-bound output or `continuous_input`,
+  /// and at most `analysisBudget` consumer slots in all (merges only remove
+  /// slots, so this holds for the whole pass). Views may share buffers.
+  /// Then a candidate's facts do not change between its visit and the end of
+  /// its graph's walk: every access is a read, so only the trace of its
+  /// inputs and the graph outputs its result reaches matter; the trace runs
+  /// through nodes placed before it, which no later merge touches, and a
+  /// merge moves the readers of the removed node to an equal node that
+  /// reads the same ports (so any exploration that reached one reaches the
+  /// other, and what it reaches beyond). Facts are then computed only for
+  /// the nodes of an equal pair: a node whose key is unique costs its hash.
+  bool isQuiet() const {
+    size_t slots = 0;
+    for (GraphId gid = 0; gid < m_.numGraphs(); ++gid) {
+      const Graph &g = m_.graph(gid);
+      for (NodeId id = 0; id < g.capacity(); ++id) {
+        const Node &n = g.node(id);
+        if (!n.alive)
+          continue;
+        if (opKind(n) == OpKind::While || isInputMutable(n) || needsContinuousInput(n))
+          return false;
+        for (uint32_t k = 0; k < n.numOutputs; ++k)
+          if (refInput(n, k) || refVarSrcName(n, k))
+            return false;
+        for (const std::vector<InPort> &cs : n.consumers)
+          slots += cs.size();
+      }
+    }
+    return slots <= options_.analysisBudget;
+  }
+
+  /// Whether node `id` of `graph` is looked up in the table at all: a
+  /// holder (never merged), an ordinary op, a copy or a weight with a
+  /// literal (a weight without one is filled by its name, semantics.md §3,
+  /// so two of them are different values however alike they look). The
+  /// interface (Data, NetOutput) and variables are never merged.
+  bool isCandidate(const Node &n) const {
+    if (holdsSubgraphs(n))
+      return true;
+    OpKind kind = opKind(n);
+    if (kind != OpKind::Ordinary && kind != OpKind::Weight && kind != OpKind::Copy)
+      return false;
+    if (kind == OpKind::Weight) {
+      const AttrValue *value = n.attr("value");
+      if (!options_.mergeConstants || !value || !value->isTensor())
+        return false;
+    }
+    return true;
+  }
+
+  /// The facts of candidate `id` (isCandidate).
   NodeFacts factsOf(GraphId g, NodeId id) {
     const Graph &graph = m_.graph(g);
     const Node &n = graph.node(id);
     NodeFacts f;
-    OpKind kind = opKind(n);
+    f.candidate = true;
     if (holdsSubgraphs(n)) {
       // Holders are looked up so that an equal-looking pair is explained,
       // but never merged: their subgraphs are not compared.
-      f.candidate = true;
       f.refusal = Refusal{"subgraph", "it holds subgraphs, which cse does not compare"};
       return f;
     }
-    if (kind != OpKind::Ordinary && kind != OpKind::Weight && kind != OpKind::Copy)
-      return f; // the interface (Data, NetOutput) and variables are never merged
-    // A weight without a `value` literal is filled by its name (semantics.md
-    // §3), so two of them are different values however alike they look.
-    if (kind == OpKind::Weight) {
-      const AttrValue *value = n.attr("value");
-      if (!options_.mergeConstants || !value || !value->isTensor())
-        return f;
-    }
-    f.candidate = true;
+    OpKind kind = opKind(n);
     auto refuse = [&](std::string tag, std::string why) {
       if (!f.refusal)
         f.refusal = Refusal{std::move(tag), std::move(why)};
@@ -320,6 +364,14 @@ private:
     // alike, so the first equal entry of the list is the bucket's first.
     std::vector<NodeId> everything;
     std::vector<NodeFacts> facts(g.capacity());
+    // Which entries of `facts` are computed (all candidates' unless lazy).
+    std::vector<bool> known(g.capacity(), false);
+    auto ensureFacts = [&](NodeId id) {
+      if (!known[id]) {
+        facts[id] = factsOf(gid, id);
+        known[id] = true;
+      }
+    };
     // Positions in the original order. Merges only add edges that agree
     // with it (uses move to an earlier node, control edges are checked), so
     // it stays a topological order of the graph throughout the walk.
@@ -329,11 +381,12 @@ private:
     visitStamp_.assign(g.capacity(), 0);
     stamp_ = 0;
     for (NodeId id : *order) {
-      facts[id] = factsOf(gid, id);
-      if (!facts[id].candidate)
-        continue;
-      ++stats_.candidates;
       const Node &n = g.node(id);
+      if (!isCandidate(n))
+        continue;
+      if (!lazyFacts_)
+        ensureFacts(id);
+      ++stats_.candidates;
       std::vector<NodeId> &bucket = options_.naive ? everything : table[hashNode(n)];
       NodeId equal = kNoNode;
       for (NodeId other : bucket)
@@ -345,6 +398,8 @@ private:
         bucket.push_back(id);
         continue;
       }
+      ensureFacts(id);
+      ensureFacts(equal);
       const std::string &keptName = g.node(equal).name;
       std::optional<Refusal> refusal = facts[id].refusal ? facts[id].refusal : facts[equal].refusal;
       if (!refusal && facts[id].reachesGraphOutput && facts[equal].reachesGraphOutput)
@@ -397,6 +452,8 @@ private:
   std::vector<Remark> *remarks_;
   ModuleIndex index_;
   SourceWrites sourceWrites_{m_, index_, options_.analysisBudget};
+  /// The module is quiet (isQuiet): facts are computed only when needed.
+  bool lazyFacts_ = false;
   /// By graph: -1 not yet known, 0 writes nothing in place, 1 writes.
   std::vector<int8_t> writes_;
   /// Visit marks of reachesBounded, by node id, for the graph being walked.
