@@ -46,8 +46,10 @@ ModuleIndex::ModuleIndex(const Module &m) : graphs_(m.numGraphs()) {
       } else if (kind == OpKind::Variable) {
         variablePorts_[n.name].push_back({gid, {id, 0}});
       }
-      // (Most nodes carry no attribute at all: skip the per-output lookups.)
-      for (uint32_t k = 0; k < n.numOutputs && kind != OpKind::Variable && !n.attrs.empty(); ++k) {
+      // (Most nodes carry no memory attribute: skip the per-output lookups,
+      // which then find no variable name, and a non-holder nothing else.)
+      const bool lookUp = hasMemoryBehaviourAttrs(n) || holdsSubgraphs(n);
+      for (uint32_t k = 0; k < n.numOutputs && kind != OpKind::Variable && lookUp; ++k) {
         const std::string *v = refVarSrcName(n, k);
         if (v)
           variablePorts_[*v].push_back({gid, {id, k}});

@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <optional>
@@ -40,6 +41,33 @@ struct NodeFacts {
   bool continuousUse = false;
 };
 
+/// A hash of `len` bytes, eight at a time (std::hash of a string costs more
+/// than the rest of a node's key).
+size_t hashBytes(const void *data, size_t len) {
+  const auto *p = static_cast<const unsigned char *>(data);
+  uint64_t h = 0x9e3779b97f4a7c15ULL ^ (len * 0xff51afd7ed558ccdULL);
+  auto mixWord = [&](uint64_t w) {
+    h = (h ^ (w * 0xc4ceb9fe1a85ec53ULL)) * 0xff51afd7ed558ccdULL;
+    h ^= h >> 29;
+  };
+  size_t i = 0;
+  for (; i + 8 <= len; i += 8) {
+    uint64_t w;
+    std::memcpy(&w, p + i, 8);
+    mixWord(w);
+  }
+  if (i < len) {
+    uint64_t w = 0;
+    std::memcpy(&w, p + i, len - i);
+    mixWord(w);
+  }
+  return static_cast<size_t>(h ^ (h >> 32));
+}
+
+size_t hashText(std::string_view text) {
+  return hashBytes(text.data(), text.size());
+}
+
 /// A hash of an attribute value consistent with AttrValue's operator==
 /// (floats by bits, tensors by type and bytes). Without it every `Const`
 /// (no inputs, one attribute `value`) would land in one bucket, and the
@@ -50,7 +78,7 @@ size_t hashAttr(const AttrValue &v) {
   if (v.isBool())
     return v.asBool() ? 0x51ED27u : 0x2545F4u;
   if (const std::string *text = v.text())
-    return std::hash<std::string>{}(*text);
+    return hashText(*text);
   if (v.isFloat())
     return std::hash<uint64_t>{}(std::bit_cast<uint64_t>(v.asFloat()));
   if (v.isTensor()) {
@@ -59,10 +87,7 @@ size_t hashAttr(const AttrValue &v) {
     // megabytes of weights are not read through on every round.
     const Tensor &t = v.asTensor();
     std::span<const uint8_t> bytes = t.bytes();
-    auto piece = [&](size_t at, size_t len) {
-      return std::hash<std::string_view>{}(
-          std::string_view(reinterpret_cast<const char *>(bytes.data()) + at, len));
-    };
+    auto piece = [&](size_t at, size_t len) { return hashBytes(bytes.data() + at, len); };
     size_t h = bytes.size() * 0x9e3779b97f4a7c15ULL;
     if (bytes.size() <= 512) {
       h ^= piece(0, bytes.size());
@@ -81,13 +106,13 @@ size_t hashAttr(const AttrValue &v) {
 }
 
 size_t hashNode(const Node &n) {
-  size_t h = std::hash<std::string>{}(n.type);
+  size_t h = hashText(n.type);
   auto mix = [&](size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
   mix(n.numOutputs);
   for (const std::optional<OutPort> &in : n.inputs)
     mix(in ? (size_t{in->node} << 20) ^ in->index : size_t{0x5bd1e995});
   for (const auto &[key, value] : n.attrs) {
-    mix(std::hash<std::string>{}(key));
+    mix(hashText(key));
     mix(hashAttr(value));
   }
   return h;
@@ -109,7 +134,7 @@ bool isReserved(const Node &n) {
 class CsePass {
 public:
   CsePass(Module &m, const CseOptions &options, std::vector<Remark> *remarks)
-      : m_(m), options_(options), remarks_(remarks), index_(m) {}
+      : m_(m), options_(options), remarks_(remarks) {}
 
   CseStats run() {
     lazyFacts_ = isQuiet();
@@ -119,11 +144,19 @@ public:
   }
 
 private:
+  const ModuleIndex &index() {
+    if (!index_) {
+      index_.emplace(m_);
+      sourceWrites_.emplace(m_, *index_, options_.analysisBudget);
+    }
+    return *index_;
+  }
+
   /// Whether the buffer behind `p` may be written by anything: traced to its
   /// source, then explored forward from every binding of that source.
   /// Cached by source, so a buffer read by many nodes is explored once.
   std::optional<Refusal> inputRefusal(GraphId g, OutPort p) {
-    SourceTrace trace = traceSource(m_, index_, g, p, options_.analysisBudget);
+    SourceTrace trace = traceSource(m_, index(), g, p, options_.analysisBudget);
     // A trace that ends at a parameter (`Data`) of a branch, body or cond:
     // the holder runs that subgraph as one step, so nothing outside writes
     // the parameter's buffer while it runs; when nothing inside writes any
@@ -143,7 +176,7 @@ private:
         trace.kind != SourceKind::UserInput)
       return Refusal{"unknown-source",
                      std::string("an input's buffer traces to ") + sourceKindName(trace.kind)};
-    SourceWrites::Answer written = sourceWrites_.of(trace);
+    SourceWrites::Answer written = sourceWrites_->of(trace);
     if (written == SourceWrites::Answer::OverBudget)
       return Refusal{"budget", "the exploration of an input's buffer ran out of budget"};
     if (written == SourceWrites::Answer::Written)
@@ -211,11 +244,24 @@ private:
         const Node &n = g.node(id);
         if (!n.alive)
           continue;
-        if (opKind(n) == OpKind::While || isInputMutable(n) || needsContinuousInput(n))
+        const OpInfo &op = lookupOp(n.type);
+        if (op.kind == OpKind::While)
           return false;
-        for (uint32_t k = 0; k < n.numOutputs; ++k)
-          if (refInput(n, k) || refVarSrcName(n, k))
+        if (!hasMemoryBehaviourAttrs(n)) {
+          // The op's row alone decides (as isInputMutable and refInput do
+          // for such a node).
+          if (op.inputMutable)
             return false;
+          for (const PortAlias &a : op.refOutputs)
+            if (a.output < n.numOutputs && a.input < n.inputs.size())
+              return false;
+        } else {
+          if (isInputMutable(n) || needsContinuousInput(n))
+            return false;
+          for (uint32_t k = 0; k < n.numOutputs; ++k)
+            if (refInput(n, k) || refVarSrcName(n, k))
+              return false;
+        }
         for (const std::vector<InPort> &cs : n.consumers)
           slots += cs.size();
       }
@@ -229,9 +275,9 @@ private:
   /// so two of them are different values however alike they look). The
   /// interface (Data, NetOutput) and variables are never merged.
   bool isCandidate(const Node &n) const {
-    if (holdsSubgraphs(n))
-      return true;
     OpKind kind = opKind(n);
+    if (kind == OpKind::Call || kind == OpKind::If || kind == OpKind::Case || kind == OpKind::While)
+      return true; // holdsSubgraphs
     if (kind != OpKind::Ordinary && kind != OpKind::Weight && kind != OpKind::Copy)
       return false;
     if (kind == OpKind::Weight) {
@@ -282,7 +328,7 @@ private:
     for (uint32_t k = 0; k < n.numOutputs; ++k)
       for (const SlotRef &s : consumerSlots(m_, PortRef{g, OutPort{id, k}}))
         slots.push_back(s);
-    BufferUses uses = exploreUses(m_, index_, slots, options_.analysisBudget);
+    BufferUses uses = exploreUses(m_, index(), slots, options_.analysisBudget);
     if (uses.overBudget)
       refuse("budget", "the exploration of its result ran out of budget");
     else if (writes(uses.access))
@@ -360,6 +406,7 @@ private:
     if (!order)
       return;
     std::unordered_map<size_t, std::vector<NodeId>> table;
+    table.reserve(order->size());
     // The naive baseline keeps every entry in one list: equal nodes hash
     // alike, so the first equal entry of the list is the bucket's first.
     std::vector<NodeId> everything;
@@ -450,8 +497,11 @@ private:
   Module &m_;
   const CseOptions &options_;
   std::vector<Remark> *remarks_;
-  ModuleIndex index_;
-  SourceWrites sourceWrites_{m_, index_, options_.analysisBudget};
+  /// Built when the first facts are worked out (index()); what it indexes
+  /// (Data, NetOutput, variables, holders, variable-bound outputs) is never
+  /// merged away, so it is the same whenever it is built.
+  std::optional<ModuleIndex> index_;
+  std::optional<SourceWrites> sourceWrites_;
   /// The module is quiet (isQuiet): facts are computed only when needed.
   bool lazyFacts_ = false;
   /// By graph: -1 not yet known, 0 writes nothing in place, 1 writes.
