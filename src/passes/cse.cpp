@@ -123,6 +123,95 @@ bool sameComputation(const Node &a, const Node &b) {
          a.attrs == b.attrs;
 }
 
+/// The table of one graph walk: buckets of node ids, each in insertion
+/// order, found by the nodes' hash in an open-addressing index. A bucket is
+/// a list threaded through the node ids, so a node whose key is unique costs
+/// no allocation (a map of vectors allocated one vector per node).
+class BucketTable {
+public:
+  /// For a graph of `capacity` node ids and at most `entries` buckets.
+  BucketTable(size_t capacity, size_t entries) : next_(capacity, kNoNode) {
+    size_t slots = 16;
+    while (slots < 2 * entries)
+      slots *= 2;
+    keys_.resize(slots);
+    bucketOf_.assign(slots, kNone);
+    head_.reserve(entries);
+    tail_.reserve(entries);
+  }
+
+  /// The bucket of `hash`, created empty when new.
+  uint32_t bucket(size_t hash) {
+    const size_t mask = keys_.size() - 1;
+    for (size_t i = (hash * 0x9e3779b97f4a7c15ULL) >> 20 & mask;; i = (i + 1) & mask) {
+      if (bucketOf_[i] == kNone) {
+        if (2 * (head_.size() + 1) > keys_.size())
+          grow();
+        return bucket(hash, /*fresh=*/true);
+      }
+      if (keys_[i] == hash)
+        return bucketOf_[i];
+    }
+  }
+  /// The first entry of bucket `b` and the entry after `id` (kNoNode at the end).
+  NodeId first(uint32_t b) const { return head_[b]; }
+  NodeId after(NodeId id) const { return next_[id]; }
+  void append(uint32_t b, NodeId id) {
+    next_[id] = kNoNode;
+    if (head_[b] == kNoNode)
+      head_[b] = id;
+    else
+      next_[tail_[b]] = id;
+    tail_[b] = id;
+  }
+  /// Puts `by` where `old` is in bucket `b`.
+  void replace(uint32_t b, NodeId old, NodeId by) {
+    NodeId prev = kNoNode;
+    for (NodeId cur = head_[b]; cur != kNoNode; prev = cur, cur = next_[cur])
+      if (cur == old) {
+        next_[by] = next_[old];
+        (prev == kNoNode ? head_[b] : next_[prev]) = by;
+        if (tail_[b] == old)
+          tail_[b] = by;
+        return;
+      }
+  }
+
+private:
+  static constexpr uint32_t kNone = UINT32_MAX;
+
+  uint32_t bucket(size_t hash, bool) {
+    const size_t mask = keys_.size() - 1;
+    size_t i = (hash * 0x9e3779b97f4a7c15ULL) >> 20 & mask;
+    while (bucketOf_[i] != kNone)
+      i = (i + 1) & mask;
+    keys_[i] = hash;
+    bucketOf_[i] = static_cast<uint32_t>(head_.size());
+    head_.push_back(kNoNode);
+    tail_.push_back(kNoNode);
+    return bucketOf_[i];
+  }
+  void grow() {
+    std::vector<size_t> keys = std::move(keys_);
+    std::vector<uint32_t> bucketOf = std::move(bucketOf_);
+    keys_.assign(keys.size() * 2, 0);
+    bucketOf_.assign(keys.size() * 2, kNone);
+    const size_t mask = keys_.size() - 1;
+    for (size_t j = 0; j < keys.size(); ++j)
+      if (bucketOf[j] != kNone) {
+        size_t i = (keys[j] * 0x9e3779b97f4a7c15ULL) >> 20 & mask;
+        while (bucketOf_[i] != kNone)
+          i = (i + 1) & mask;
+        keys_[i] = keys[j];
+        bucketOf_[i] = bucketOf[j];
+      }
+  }
+
+  std::vector<size_t> keys_;
+  std::vector<uint32_t> bucketOf_;
+  std::vector<NodeId> head_, tail_, next_;
+};
+
 /// The reserved attributes that forbid deleting a node (as for dce).
 bool isReserved(const Node &n) {
   if (n.attr("no_need_constant_folding"))
@@ -405,11 +494,7 @@ private:
     std::optional<std::vector<NodeId>> order = g.topoOrder();
     if (!order)
       return;
-    std::unordered_map<size_t, std::vector<NodeId>> table;
-    table.reserve(order->size());
-    // The naive baseline keeps every entry in one list: equal nodes hash
-    // alike, so the first equal entry of the list is the bucket's first.
-    std::vector<NodeId> everything;
+    BucketTable table(g.capacity(), order->size());
     std::vector<NodeFacts> facts(g.capacity());
     // Which entries of `facts` are computed (all candidates' unless lazy).
     std::vector<bool> known(g.capacity(), false);
@@ -434,15 +519,14 @@ private:
       if (!lazyFacts_)
         ensureFacts(id);
       ++stats_.candidates;
-      std::vector<NodeId> &bucket = options_.naive ? everything : table[hashNode(n)];
-      NodeId equal = kNoNode;
-      for (NodeId other : bucket)
-        if (sameComputation(g.node(other), n)) {
-          equal = other;
-          break;
-        }
+      // The naive baseline keeps every entry in one bucket: equal nodes hash
+      // alike, so the first equal entry of the list is the bucket's first.
+      const uint32_t bucket = table.bucket(options_.naive ? 0 : hashNode(n));
+      NodeId equal = table.first(bucket);
+      while (equal != kNoNode && !sameComputation(g.node(equal), n))
+        equal = table.after(equal);
       if (equal == kNoNode) {
-        bucket.push_back(id);
+        table.append(bucket, id);
         continue;
       }
       ensureFacts(id);
@@ -471,7 +555,7 @@ private:
         // An equal node that may not merge still serves as the
         // representative for later ones only if it could merge itself.
         if (facts[equal].refusal && !facts[id].refusal)
-          std::replace(bucket.begin(), bucket.end(), equal, id);
+          table.replace(bucket, equal, id);
         continue;
       }
       remark(
