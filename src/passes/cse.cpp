@@ -312,21 +312,27 @@ private:
     return last.graph;
   }
 
-  /// Whether nothing in the module writes a buffer in place or demands a
-  /// placement, and no exploration can run out of budget: no While,
-  /// scribbler, ref output, variable-bound output or `continuous_input`,
-  /// and at most `analysisBudget` consumer slots in all (merges only remove
-  /// slots, so this holds for the whole pass). Views may share buffers.
-  /// Then a candidate's facts do not change between its visit and the end of
-  /// its graph's walk: every access is a read, so only the trace of its
-  /// inputs and the graph outputs its result reaches matter; the trace runs
-  /// through nodes placed before it, which no later merge touches, and a
-  /// merge moves the readers of the removed node to an equal node that
-  /// reads the same ports (so any exploration that reached one reaches the
-  /// other, and what it reaches beyond). Facts are then computed only for
-  /// the nodes of an equal pair: a node whose key is unique costs its hash.
-  bool isQuiet() const {
+  static size_t fanout(const Node &n) {
     size_t slots = 0;
+    for (const std::vector<InPort> &cs : n.consumers)
+      slots += cs.size();
+    return slots;
+  }
+
+  /// Whether nothing in the module writes a buffer in place or demands a
+  /// placement: no While, scribbler, ref output, variable-bound output or
+  /// `continuous_input` (views may share buffers). Then every access is a
+  /// read, and a candidate's facts depend only on the trace of its inputs
+  /// and on the graph outputs its result reaches, as long as no exploration
+  /// runs out of budget (lazyBoundHolds). They do not change between its
+  /// visit and the end of its graph's walk: the trace runs through nodes
+  /// placed before it, which no later merge touches, and a merge moves the
+  /// readers of the removed node to an equal node that reads the same ports
+  /// (so an exploration that reached one reaches the other, and what it
+  /// reaches beyond). So facts are computed only for the nodes of an equal
+  /// pair: a node whose key is unique costs its hash. Also gathers the
+  /// figures of lazyBoundHolds.
+  bool isQuiet() {
     for (GraphId gid = 0; gid < m_.numGraphs(); ++gid) {
       const Graph &g = m_.graph(gid);
       for (NodeId id = 0; id < g.capacity(); ++id) {
@@ -336,26 +342,50 @@ private:
         const OpInfo &op = lookupOp(n.type);
         if (op.kind == OpKind::While)
           return false;
+        const size_t out = fanout(n);
+        maxFanout_ = std::max(maxFanout_, out);
         if (!hasMemoryBehaviourAttrs(n)) {
-          // The op's row alone decides (as isInputMutable and refInput do
-          // for such a node).
+          // The op's row alone decides (as isInputMutable, refInput and
+          // viewInput do for such a node).
           if (op.inputMutable)
             return false;
           for (const PortAlias &a : op.refOutputs)
             if (a.output < n.numOutputs && a.input < n.inputs.size())
               return false;
+          if (!op.viewOutputs.empty())
+            passOnSlots_ += out;
         } else {
           if (isInputMutable(n) || needsContinuousInput(n))
             return false;
-          for (uint32_t k = 0; k < n.numOutputs; ++k)
+          for (uint32_t k = 0; k < n.numOutputs; ++k) {
             if (refInput(n, k) || refVarSrcName(n, k))
               return false;
+            if (viewInput(n, k))
+              passOnSlots_ += g.consumers(OutPort{id, k}).size();
+          }
         }
-        for (const std::vector<InPort> &cs : n.consumers)
-          slots += cs.size();
+        if (op.kind == OpKind::DataSource) {
+          passOnSlots_ += out;
+          dataSlots_ += out;
+        } else if (op.kind == OpKind::Call || op.kind == OpKind::If || op.kind == OpKind::Case) {
+          passOnSlots_ += out;
+        }
       }
     }
-    return slots <= options_.analysisBudget;
+    return lazyBoundHolds();
+  }
+
+  /// Whether no buffer exploration can run out of budget now or could have
+  /// since the walk began. An exploration starts from the readers of one
+  /// node's outputs (or of the Data nodes of one user input) and goes on
+  /// only through the readers of a view output, a holder's output or a
+  /// Data node: it visits at most maxFanout_ (or dataSlots_) plus
+  /// passOnSlots_ slots. Merges never add to the readers of a Data node or
+  /// holder, and move a view's readers to an equal view, so only maxFanout_
+  /// grows (the kept node takes the removed node's readers); it is kept up
+  /// to date before each merge.
+  bool lazyBoundHolds() const {
+    return std::max(maxFanout_, dataSlots_) + passOnSlots_ <= options_.analysisBudget;
   }
 
   /// Whether node `id` of `graph` is looked up in the table at all: a
@@ -400,7 +430,10 @@ private:
       refuse("random", "a random op's draw is its own (merging would repeat it)");
     if (kind == OpKind::Copy)
       refuse("fresh-buffer", "a copy exists to make a buffer of its own");
-    if (!refWrittenInputs(n).empty() || isInputMutable(n))
+    bool writesInput = isInputMutable(n);
+    for (uint32_t k = 0; k < n.numOutputs && !writesInput; ++k)
+      writesInput = refInput(n, k).has_value(); // some input in refWrittenInputs
+    if (writesInput)
       refuse("effect", "writes an input in place");
     for (uint32_t k = 0; k < n.numOutputs; ++k)
       if (refVarSrcName(n, k))
@@ -415,8 +448,8 @@ private:
       return f;
     std::vector<SlotRef> slots;
     for (uint32_t k = 0; k < n.numOutputs; ++k)
-      for (const SlotRef &s : consumerSlots(m_, PortRef{g, OutPort{id, k}}))
-        slots.push_back(s);
+      for (InPort c : graph.consumers(OutPort{id, k}))
+        slots.push_back({g, c});
     BufferUses uses = exploreUses(m_, index(), slots, options_.analysisBudget);
     if (uses.overBudget)
       refuse("budget", "the exploration of its result ran out of budget");
@@ -558,6 +591,22 @@ private:
           table.replace(bucket, equal, id);
         continue;
       }
+      if (lazyFacts_) {
+        maxFanout_ = std::max(maxFanout_, fanout(g.node(equal)) + fanout(n));
+        if (!lazyBoundHolds()) {
+          // After this merge an exploration might run out of budget, so a
+          // later computation could differ from the one at the visit: work
+          // out every pending node's facts now, still equal to those, and
+          // the rest at each visit as usual.
+          for (NodeId v : *order) {
+            if (v == id)
+              break;
+            if (g.node(v).alive && isCandidate(g.node(v)))
+              ensureFacts(v);
+          }
+          lazyFacts_ = false;
+        }
+      }
       remark(
           g, n, "merged", n.ctrlIn.empty() && n.ctrlOut.empty() ? "merged" : "merged-ctrl",
           "merged " + n.name + " into " + keptName +
@@ -588,6 +637,10 @@ private:
   std::optional<SourceWrites> sourceWrites_;
   /// The module is quiet (isQuiet): facts are computed only when needed.
   bool lazyFacts_ = false;
+  /// lazyBoundHolds' figures: the most readers of one node's outputs so
+  /// far, the readers of all Data nodes, of all view outputs, holder
+  /// outputs and Data nodes (fixed at the start: merges only lower them).
+  size_t maxFanout_ = 0, dataSlots_ = 0, passOnSlots_ = 0;
   /// By graph: -1 not yet known, 0 writes nothing in place, 1 writes.
   std::vector<int8_t> writes_;
   /// Visit marks of reachesBounded, by node id, for the graph being walked.
