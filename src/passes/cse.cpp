@@ -87,15 +87,16 @@ size_t hashAttr(const AttrValue &v) {
     // megabytes of weights are not read through on every round.
     const Tensor &t = v.asTensor();
     std::span<const uint8_t> bytes = t.bytes();
-    auto piece = [&](size_t at, size_t len) { return hashBytes(bytes.data() + at, len); };
     size_t h = bytes.size() * 0x9e3779b97f4a7c15ULL;
     if (bytes.size() <= 512) {
-      h ^= piece(0, bytes.size());
+      h ^= hashBytes(bytes.data(), bytes.size());
     } else {
       constexpr size_t kPieces = 64, kLen = 8;
       for (size_t k = 0; k < kPieces; ++k) {
         size_t at = (bytes.size() - kLen) * k / (kPieces - 1);
-        h ^= piece(at, kLen) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+        uint64_t piece;
+        std::memcpy(&piece, bytes.data() + at, kLen);
+        h ^= piece * 0xc4ceb9fe1a85ec53ULL + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
       }
     }
     for (int64_t d : t.shape())
@@ -528,15 +529,21 @@ private:
     if (!order)
       return;
     BucketTable table(g.capacity(), order->size());
-    std::vector<NodeFacts> facts(g.capacity());
-    // Which entries of `facts` are computed (all candidates' unless lazy).
-    std::vector<bool> known(g.capacity(), false);
+    // The facts worked out (every candidate's unless lazy), by node id
+    // through an index: most nodes of a quiet module never need theirs.
+    constexpr uint32_t kUnknown = UINT32_MAX;
+    std::vector<uint32_t> factsAt(g.capacity(), kUnknown);
+    std::vector<NodeFacts> known;
     auto ensureFacts = [&](NodeId id) {
-      if (!known[id]) {
-        facts[id] = factsOf(gid, id);
-        known[id] = true;
+      if (factsAt[id] == kUnknown) {
+        NodeFacts f = factsOf(gid, id);
+        factsAt[id] = static_cast<uint32_t>(known.size());
+        known.push_back(std::move(f));
       }
     };
+    // Only for nodes whose facts are worked out; a reference is good until
+    // the next ensureFacts.
+    auto facts = [&](NodeId id) -> NodeFacts & { return known[factsAt[id]]; };
     // Positions in the original order. Merges only add edges that agree
     // with it (uses move to an earlier node, control edges are checked), so
     // it stays a topological order of the graph throughout the walk.
@@ -565,18 +572,18 @@ private:
       ensureFacts(id);
       ensureFacts(equal);
       const std::string &keptName = g.node(equal).name;
-      std::optional<Refusal> refusal = facts[id].refusal ? facts[id].refusal : facts[equal].refusal;
-      if (!refusal && facts[id].reachesGraphOutput && facts[equal].reachesGraphOutput)
+      std::optional<Refusal> refusal = facts(id).refusal ? facts(id).refusal : facts(equal).refusal;
+      if (!refusal && facts(id).reachesGraphOutput && facts(equal).reachesGraphOutput)
         refusal = Refusal{"graph-outputs",
                           "both results are graph outputs, which must not start to alias"};
       // A constant a graph output is bound to hands the caller its buffer:
       // shared with the other constant's readers, a write to that output
       // would change what they read (found by midend_fuzzer, issue 29).
       if (!refusal && opKind(n) == OpKind::Weight &&
-          (facts[id].reachesGraphOutput || facts[equal].reachesGraphOutput))
+          (facts(id).reachesGraphOutput || facts(equal).reachesGraphOutput))
         refusal = Refusal{"constant-output", "one is bound to a graph output, which must not "
                                              "share a constant's buffer with its other readers"};
-      if (!refusal && (facts[id].continuousUse || facts[equal].continuousUse))
+      if (!refusal && (facts(id).continuousUse || facts(equal).continuousUse))
         refusal = Refusal{"layout", "an op demanding contiguous inputs receives one of the "
                                     "results, and sharing its buffer could break that layout"};
       if (!refusal)
@@ -587,7 +594,7 @@ private:
                "kept " + n.name + ": equal to " + keptName + " but " + refusal->why);
         // An equal node that may not merge still serves as the
         // representative for later ones only if it could merge itself.
-        if (facts[equal].refusal && !facts[id].refusal)
+        if (facts(equal).refusal && !facts(id).refusal)
           table.replace(bucket, equal, id);
         continue;
       }
@@ -618,8 +625,8 @@ private:
           g.addCtrlEdge(b, equal);
       for (NodeId c : std::vector<NodeId>(n.ctrlOut))
         g.addCtrlEdge(equal, c);
-      facts[equal].reachesGraphOutput =
-          facts[equal].reachesGraphOutput || facts[id].reachesGraphOutput;
+      facts(equal).reachesGraphOutput =
+          facts(equal).reachesGraphOutput || facts(id).reachesGraphOutput;
       for (uint32_t k = 0; k < n.numOutputs; ++k)
         g.replaceAllUses(OutPort{id, k}, OutPort{equal, k});
       g.removeNode(id);
