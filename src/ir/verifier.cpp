@@ -280,13 +280,10 @@ private:
       if (consistent)
         checkHolder(g, n, kind);
     }
-    // Kahn's algorithm (the topological order) orders every live node
-    // exactly when there is no cycle; only a cyclic graph pays the search
-    // for the cycle to report.
+    // Only a cyclic graph pays the search for the cycle to report.
     if (consistent) {
-      std::optional<std::vector<NodeId>> order = g.topoOrder();
       std::vector<NodeId> cycle;
-      if (!order || order->size() != live.size())
+      if (!acyclic(g, live))
         cycle = g.findCycle();
       if (!cycle.empty()) {
         // Start the cycle at its earliest node (file order) so the message
@@ -368,6 +365,39 @@ private:
       ok = false;
     }
     return ok;
+  }
+
+  /// Kahn's algorithm over data and control edges (as Graph::findCycle
+  /// follows them), counting only: it removes every live node exactly when
+  /// there is no cycle. The edges must name live nodes (checkEdges).
+  bool acyclic(const Graph &g, const std::vector<NodeId> &live) {
+    indegree_.assign(g.capacity(), 0);
+    for (NodeId id : live) {
+      const Node &n = g.node(id);
+      for (const std::vector<InPort> &cs : n.consumers)
+        for (InPort c : cs)
+          ++indegree_[c.node];
+      for (NodeId t : n.ctrlOut)
+        ++indegree_[t];
+    }
+    ready_.clear();
+    for (NodeId id : live)
+      if (indegree_[id] == 0)
+        ready_.push_back(id);
+    size_t removed = 0;
+    while (!ready_.empty()) {
+      const Node &n = g.node(ready_.back());
+      ready_.pop_back();
+      ++removed;
+      for (const std::vector<InPort> &cs : n.consumers)
+        for (InPort c : cs)
+          if (--indegree_[c.node] == 0)
+            ready_.push_back(c.node);
+      for (NodeId t : n.ctrlOut)
+        if (--indegree_[t] == 0)
+          ready_.push_back(t);
+    }
+    return removed == live.size();
   }
 
   /// The consumer lists of `g` hold exactly the edges of its connected
@@ -704,9 +734,11 @@ private:
   ModuleTypes *typesOut_; ///< where a caller wants the inferred types
   Diagnostics diags_;
   std::vector<Owner> owner_;
-  /// consumersMatchInputs' scratch, kept across graphs.
+  /// consumersMatchInputs' and acyclic's scratch, kept across graphs.
   std::vector<size_t> slotBase_;
   std::vector<uint8_t> slotSeen_;
+  std::vector<uint32_t> indegree_;
+  std::vector<NodeId> ready_;
 };
 
 } // namespace
