@@ -248,8 +248,7 @@ private:
   void checkGraph(const Graph &g) {
     const std::vector<NodeId> live = g.liveNodes();
     bool consistent = checkEdges(g, live);
-    std::unordered_map<std::string_view, NodeId> names;
-    names.reserve(live.size());
+    startNames(live.size());
     const Node *netOutput = nullptr;
     std::map<int64_t, const Node *> dataIndex;
     const Node *parent = g.id == 0 ? nullptr : ownerNode(g.id);
@@ -257,7 +256,7 @@ private:
       const Node &n = g.node(id);
       if (n.name.empty())
         report(&g, n.loc, "node name must not be empty");
-      else if (!names.emplace(n.name, id).second)
+      else if (!addName(g, id))
         report(&g, n.loc, fmt::format("duplicate node '{}'", n.name));
       OpKind kind = opKind(n);
       checkNode(g, n, kind);
@@ -365,6 +364,28 @@ private:
       ok = false;
     }
     return ok;
+  }
+
+  /// The node names of one graph seen so far, as an open-addressing set of
+  /// node ids (no allocation per name).
+  void startNames(size_t count) {
+    size_t slots = 16;
+    while (slots < 2 * count)
+      slots *= 2;
+    nameSlots_.assign(slots, kNoNode);
+  }
+  /// Adds node `id`'s (non-empty) name; false when an earlier node has it.
+  bool addName(const Graph &g, NodeId id) {
+    const std::string &name = g.node(id).name;
+    const size_t mask = nameSlots_.size() - 1;
+    for (size_t i = std::hash<std::string_view>{}(name)&mask;; i = (i + 1) & mask) {
+      if (nameSlots_[i] == kNoNode) {
+        nameSlots_[i] = id;
+        return true;
+      }
+      if (g.node(nameSlots_[i]).name == name)
+        return false;
+    }
   }
 
   /// Kahn's algorithm over data and control edges (as Graph::findCycle
@@ -739,6 +760,7 @@ private:
   std::vector<uint8_t> slotSeen_;
   std::vector<uint32_t> indegree_;
   std::vector<NodeId> ready_;
+  std::vector<NodeId> nameSlots_; ///< startNames / addName
 };
 
 } // namespace
