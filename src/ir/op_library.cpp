@@ -382,6 +382,14 @@ bool needsContinuousInput(const Node &n) {
   return n.boolAttr("continuous_input") || n.boolAttr("_no_padding_continuous_input");
 }
 
+bool hasMemoryBehaviourAttrs(const Node &n) {
+  for (const auto &[key, value] : n.attrs)
+    if (key.starts_with("out") || key == "_input_mutable" || key == "ref_var_src_var_name" ||
+        key == "continuous_input" || key == "_no_padding_continuous_input")
+      return true;
+  return false;
+}
+
 std::optional<uint32_t> dtypeSize(std::string_view dtype) {
   static constexpr std::pair<std::string_view, uint32_t> kSizes[] = {
       {"f32", 4}, {"f16", 2}, {"bf16", 2}, {"f64", 8}, {"i8", 1},  {"u8", 1},   {"i16", 2},

@@ -21,7 +21,7 @@
 
 namespace graphvet {
 
-bool isIdentifier(const std::string &s) {
+bool isIdentifier(std::string_view s) {
   if (s.empty())
     return false;
   auto start = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace graphvet {
@@ -48,7 +49,7 @@ std::string formatAttrValue(const AttrValue &v);
 std::string formatName(const std::string &name);
 
 /// `[A-Za-z_][A-Za-z0-9_]*`: a name the format writes bare (graph-format.md).
-bool isIdentifier(const std::string &s);
+bool isIdentifier(std::string_view s);
 
 /// Compares two modules structurally: the same options, the same graphs in
 /// canonical order (by name), and in each graph the same nodes by name with

@@ -246,20 +246,20 @@ private:
   }
 
   void checkGraph(const Graph &g) {
-    bool consistent = checkEdges(g);
-    std::unordered_map<std::string_view, NodeId> names;
-    names.reserve(g.numLiveNodes());
+    const std::vector<NodeId> live = g.liveNodes();
+    bool consistent = checkEdges(g, live);
+    startNames(live.size());
     const Node *netOutput = nullptr;
     std::map<int64_t, const Node *> dataIndex;
     const Node *parent = g.id == 0 ? nullptr : ownerNode(g.id);
-    for (NodeId id : g.liveNodes()) {
+    for (NodeId id : live) {
       const Node &n = g.node(id);
       if (n.name.empty())
         report(&g, n.loc, "node name must not be empty");
-      else if (!names.emplace(n.name, id).second)
+      else if (!addName(g, id))
         report(&g, n.loc, fmt::format("duplicate node '{}'", n.name));
-      checkNode(g, n);
       OpKind kind = opKind(n);
+      checkNode(g, n, kind);
       if (kind == OpKind::NetOutput) {
         if (netOutput)
           report(&g, n.loc,
@@ -277,10 +277,13 @@ private:
           checkSubgraphData(g, n, *parent, dataIndex);
       }
       if (consistent)
-        checkHolder(g, n);
+        checkHolder(g, n, kind);
     }
+    // Only a cyclic graph pays the search for the cycle to report.
     if (consistent) {
-      std::vector<NodeId> cycle = g.findCycle();
+      std::vector<NodeId> cycle;
+      if (!acyclic(g, live))
+        cycle = g.findCycle();
       if (!cycle.empty()) {
         // Start the cycle at its earliest node (file order) so the message
         // and location do not depend on the search order.
@@ -299,12 +302,16 @@ private:
   /// Data edges, consumer lists and control edges agree and only name live
   /// nodes of this graph. Returns false when the bookkeeping is broken (then
   /// cycle and subgraph checks that walk edges are skipped).
-  bool checkEdges(const Graph &g) {
+  bool checkEdges(const Graph &g, const std::vector<NodeId> &live) {
     bool ok = true;
-    using Edge = std::tuple<NodeId, uint32_t, NodeId, uint32_t>; // producer, port, consumer, slot
-    std::vector<Edge> fromInputs, fromConsumers;
+    // Each connected input slot is one edge (producer, port, consumer,
+    // slot); the consumer lists must hold exactly these edges, each once.
+    // They do when every consumer entry names a connected slot that reads
+    // that very port, no slot is named twice, and there are as many entries
+    // as edges: checked with a mark per slot instead of sorting both lists.
+    size_t edges = 0, entries = 0;
     auto liveId = [&](NodeId id) { return id < g.capacity() && g.node(id).alive; };
-    for (NodeId id : g.liveNodes()) {
+    for (NodeId id : live) {
       const Node &n = g.node(id);
       for (uint32_t i = 0; i < n.inputs.size(); ++i) {
         const auto &in = n.inputs[i];
@@ -323,7 +330,7 @@ private:
           ok = false;
           continue;
         }
-        fromInputs.emplace_back(in->node, in->index, id, i);
+        ++edges;
       }
       if (n.consumers.size() != n.numOutputs) {
         report(&g, n.loc,
@@ -331,18 +338,15 @@ private:
                            plural(n.numOutputs, "output")));
         ok = false;
       }
-      for (uint32_t k = 0; k < n.consumers.size(); ++k)
-        for (InPort c : n.consumers[k])
-          fromConsumers.emplace_back(id, k, c.node, c.index);
+      for (const std::vector<InPort> &cs : n.consumers)
+        entries += cs.size();
     }
-    std::sort(fromInputs.begin(), fromInputs.end());
-    std::sort(fromConsumers.begin(), fromConsumers.end());
-    if (ok && fromInputs != fromConsumers) {
+    if (ok && !consumersMatchInputs(g, live, edges, entries)) {
       report(&g, g.loc, "consumer lists disagree with the node inputs");
       ok = false;
     }
     std::vector<std::pair<NodeId, NodeId>> outs, ins;
-    for (NodeId id : g.liveNodes()) {
+    for (NodeId id : live) {
       const Node &n = g.node(id);
       for (NodeId to : n.ctrlOut)
         outs.emplace_back(id, to);
@@ -362,10 +366,102 @@ private:
     return ok;
   }
 
-  void checkNode(const Graph &g, const Node &n) {
+  /// The node names of one graph seen so far, as an open-addressing set of
+  /// node ids (no allocation per name).
+  void startNames(size_t count) {
+    size_t slots = 16;
+    while (slots < 2 * count)
+      slots *= 2;
+    nameSlots_.assign(slots, kNoNode);
+  }
+  /// Adds node `id`'s (non-empty) name; false when an earlier node has it.
+  bool addName(const Graph &g, NodeId id) {
+    const std::string &name = g.node(id).name;
+    const size_t mask = nameSlots_.size() - 1;
+    for (size_t i = std::hash<std::string_view>{}(name)&mask;; i = (i + 1) & mask) {
+      if (nameSlots_[i] == kNoNode) {
+        nameSlots_[i] = id;
+        return true;
+      }
+      if (g.node(nameSlots_[i]).name == name)
+        return false;
+    }
+  }
+
+  /// Kahn's algorithm over data and control edges (as Graph::findCycle
+  /// follows them), counting only: it removes every live node exactly when
+  /// there is no cycle. The edges must name live nodes (checkEdges).
+  bool acyclic(const Graph &g, const std::vector<NodeId> &live) {
+    indegree_.assign(g.capacity(), 0);
+    for (NodeId id : live) {
+      const Node &n = g.node(id);
+      for (const std::vector<InPort> &cs : n.consumers)
+        for (InPort c : cs)
+          ++indegree_[c.node];
+      for (NodeId t : n.ctrlOut)
+        ++indegree_[t];
+    }
+    ready_.clear();
+    for (NodeId id : live)
+      if (indegree_[id] == 0)
+        ready_.push_back(id);
+    size_t removed = 0;
+    while (!ready_.empty()) {
+      const Node &n = g.node(ready_.back());
+      ready_.pop_back();
+      ++removed;
+      for (const std::vector<InPort> &cs : n.consumers)
+        for (InPort c : cs)
+          if (--indegree_[c.node] == 0)
+            ready_.push_back(c.node);
+      for (NodeId t : n.ctrlOut)
+        if (--indegree_[t] == 0)
+          ready_.push_back(t);
+    }
+    return removed == live.size();
+  }
+
+  /// The consumer lists of `g` hold exactly the edges of its connected
+  /// input slots (`edges` of them, `entries` list entries in all; every
+  /// input names a live node and an existing port).
+  bool consumersMatchInputs(const Graph &g, const std::vector<NodeId> &live, size_t edges,
+                            size_t entries) {
+    if (edges != entries)
+      return false;
+    // The first slot of each node in one flat array of marks.
+    slotBase_.assign(g.capacity(), 0);
+    size_t slots = 0;
+    for (NodeId id : live) {
+      slotBase_[id] = slots;
+      slots += g.node(id).inputs.size();
+    }
+    slotSeen_.assign(slots, 0);
+    for (NodeId id : live) {
+      const Node &n = g.node(id);
+      for (uint32_t k = 0; k < n.consumers.size(); ++k)
+        for (InPort c : n.consumers[k]) {
+          if (c.node >= g.capacity() || !g.node(c.node).alive)
+            return false;
+          const Node &reader = g.node(c.node);
+          if (c.index >= reader.inputs.size() || reader.inputs[c.index] != OutPort{id, k})
+            return false;
+          uint8_t &seen = slotSeen_[slotBase_[c.node] + c.index];
+          if (seen)
+            return false;
+          seen = 1;
+        }
+    }
+    return true;
+  }
+
+  void checkNode(const Graph &g, const Node &n, OpKind kind) {
     if (!isIdentifier(n.type))
       report(&g, n.loc, fmt::format("op type '{}' of '{}' is not an identifier", n.type, n.name));
+    // Whether some key is one checkMemoryAttrs reads (it finds nothing to
+    // check otherwise).
+    bool memoryKeys = false;
     for (const auto &[key, value] : n.attrs) {
+      memoryKeys = memoryKeys || readByCheckMemoryAttrs(key);
       if (!isValidKey(key)) {
         report(&g, n.loc,
                fmt::format("attribute name '{}' of '{}' is not a valid key", key, n.name));
@@ -392,7 +488,8 @@ private:
                              plural(limit, pk->output ? "output" : "input")));
       }
     }
-    checkMemoryAttrs(g, n);
+    if (memoryKeys)
+      checkMemoryAttrs(g, n);
 
     if (isTensorMove(n)) {
       if (n.inputs.size() != 1)
@@ -403,7 +500,6 @@ private:
         report(&g, n.loc, fmt::format("input of TensorMove '{}' is not connected", n.name));
     }
 
-    OpKind kind = opKind(n);
     size_t subs = n.subgraphs.size();
     switch (kind) {
     case OpKind::Call:
@@ -458,10 +554,15 @@ private:
                          plural(n.inputs.size(), "input")));
   }
 
+  /// The keys checkMemoryAttrs looks up: without one, every lookup finds
+  /// nothing and no check applies.
+  static bool readByCheckMemoryAttrs(const std::string &key) {
+    return key.starts_with("out") || key == "_input_mutable" || key == "continuous_input" ||
+           key == "_no_padding_continuous_input" || key == "ref_var_src_var_name" ||
+           key == "max_iterations";
+  }
+
   void checkMemoryAttrs(const Graph &g, const Node &n) {
-    // Every check is about an attribute, and most nodes have none.
-    if (n.attrs.empty())
-      return;
     for (const char *key : {"_input_mutable", "continuous_input", "_no_padding_continuous_input"})
       checkBool(g, n, n.attr(key), [&] { return std::string(key); });
     if (const AttrValue *v = n.attr("ref_var_src_var_name"); v && !v->text())
@@ -603,8 +704,7 @@ private:
 
   /// Subgraph outputs agree with the holder: used outputs of a call or
   /// branch node are produced, branches agree, a While cond has a condition.
-  void checkHolder(const Graph &g, const Node &n) {
-    OpKind kind = opKind(n);
+  void checkHolder(const Graph &g, const Node &n, OpKind kind) {
     if (kind != OpKind::Call && kind != OpKind::If && kind != OpKind::Case && kind != OpKind::While)
       return;
     std::vector<const Graph *> subs;
@@ -655,6 +755,12 @@ private:
   ModuleTypes *typesOut_; ///< where a caller wants the inferred types
   Diagnostics diags_;
   std::vector<Owner> owner_;
+  /// consumersMatchInputs' and acyclic's scratch, kept across graphs.
+  std::vector<size_t> slotBase_;
+  std::vector<uint8_t> slotSeen_;
+  std::vector<uint32_t> indegree_;
+  std::vector<NodeId> ready_;
+  std::vector<NodeId> nameSlots_; ///< startNames / addName
 };
 
 } // namespace
@@ -664,7 +770,9 @@ bool isValidKey(const std::string &key) {
   size_t start = 0;
   while (true) {
     size_t dot = key.find('.', start);
-    if (!isIdentifier(key.substr(start, dot == std::string::npos ? dot : dot - start)))
+    std::string_view part(key);
+    part = part.substr(start, dot == std::string::npos ? dot : dot - start);
+    if (!isIdentifier(part))
       return false;
     if (dot == std::string::npos)
       return true;

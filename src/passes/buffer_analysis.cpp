@@ -4,6 +4,8 @@
 
 #include "ir/op_library.h"
 
+#include <algorithm>
+
 namespace graphvet {
 namespace {
 
@@ -46,8 +48,10 @@ ModuleIndex::ModuleIndex(const Module &m) : graphs_(m.numGraphs()) {
       } else if (kind == OpKind::Variable) {
         variablePorts_[n.name].push_back({gid, {id, 0}});
       }
-      // (Most nodes carry no attribute at all: skip the per-output lookups.)
-      for (uint32_t k = 0; k < n.numOutputs && kind != OpKind::Variable && !n.attrs.empty(); ++k) {
+      // (Most nodes carry no memory attribute: skip the per-output lookups,
+      // which then find no variable name, and a non-holder nothing else.)
+      const bool lookUp = hasMemoryBehaviourAttrs(n) || holdsSubgraphs(n);
+      for (uint32_t k = 0; k < n.numOutputs && kind != OpKind::Variable && lookUp; ++k) {
         const std::string *v = refVarSrcName(n, k);
         if (v)
           variablePorts_[*v].push_back({gid, {id, k}});
@@ -310,11 +314,23 @@ std::vector<SlotRef> consumerSlots(const Module &m, PortRef p) {
 BufferUses exploreUses(const Module &m, const ModuleIndex &index, std::span<const SlotRef> slots,
                        size_t budget, std::vector<SlotRef> *visited, bool whileResultsCopied) {
   BufferUses uses;
-  std::set<SlotRef> seen;
+  // Most explorations reach a handful of slots: a list searched linearly
+  // until it grows, then a set.
+  constexpr size_t kSmall = 32;
+  std::vector<SlotRef> seenFew;
+  std::set<SlotRef> seenMany;
   std::vector<SlotRef> work;
   auto push = [&](SlotRef s) {
-    if (seen.insert(s).second)
-      work.push_back(s);
+    if (seenFew.size() <= kSmall) {
+      if (std::find(seenFew.begin(), seenFew.end(), s) != seenFew.end())
+        return;
+      seenFew.push_back(s);
+      if (seenFew.size() > kSmall)
+        seenMany.insert(seenFew.begin(), seenFew.end());
+    } else if (!seenMany.insert(s).second) {
+      return;
+    }
+    work.push_back(s);
   };
   auto pushConsumers = [&](GraphId g, OutPort p) {
     const Node &n = m.graph(g).node(p.node);
@@ -341,15 +357,24 @@ BufferUses exploreUses(const Module &m, const ModuleIndex &index, std::span<cons
     const Graph &graph = m.graph(s.graph);
     const Node &n = graph.node(s.slot.node);
     uint32_t i = s.slot.index;
-    AccessClass direct = directAccess(n, i);
+    // A node without memory attributes whose op has no ref or view row
+    // shares no input with an output, writes an input only by scribbling
+    // (its row, or a While) and demands no placement: the questions below
+    // then need no attribute lookups.
+    const OpInfo &op = lookupOp(n.type);
+    const bool plain =
+        op.refOutputs.empty() && op.viewOutputs.empty() && !hasMemoryBehaviourAttrs(n);
+    OpKind kind = op.kind;
+    AccessClass direct = !plain                                     ? directAccess(n, i)
+                         : kind == OpKind::While || op.inputMutable ? AccessClass::ScopeWriteable
+                                                                    : AccessClass::ReadOnly;
     uses.access = combine(uses.access, direct);
     if (writes(direct)) {
       uses.writers.push_back({s.graph, n.id});
       uses.writerSlots.push_back(s);
     }
-    if (needsContinuousInput(n))
+    if (!plain && needsContinuousInput(n))
       uses.continuousUsers.push_back({s.graph, n.id});
-    OpKind kind = opKind(n);
     if (kind == OpKind::NetOutput) {
       if (isRootGraph(m, s.graph)) {
         uses.rootOutputs.insert(i);
@@ -367,7 +392,7 @@ BufferUses exploreUses(const Module &m, const ModuleIndex &index, std::span<cons
       }
       continue;
     }
-    for (uint32_t k = 0; k < n.numOutputs; ++k)
+    for (uint32_t k = 0; k < n.numOutputs && !plain; ++k)
       if (aliasedInput(n, k) == i && !n.consumers[k].empty()) {
         uses.passedOnBy.insert({s.graph, n.id});
         pushConsumers(s.graph, {n.id, k});
@@ -376,7 +401,8 @@ BufferUses exploreUses(const Module &m, const ModuleIndex &index, std::span<cons
       uses.passedOnBy.insert({s.graph, n.id});
       pushConsumers(s.graph, {n.id, i});
     }
-    if (holdsSubgraphs(n))
+    if (kind == OpKind::Call || kind == OpKind::If || kind == OpKind::Case ||
+        kind == OpKind::While) // holdsSubgraphs
       for (GraphId sub : n.subgraphs)
         for (NodeId d : index.dataForParentInput(sub, i)) {
           const Node &data = m.graph(sub).node(d);

@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <optional>
@@ -40,6 +41,33 @@ struct NodeFacts {
   bool continuousUse = false;
 };
 
+/// A hash of `len` bytes, eight at a time (std::hash of a string costs more
+/// than the rest of a node's key).
+size_t hashBytes(const void *data, size_t len) {
+  const auto *p = static_cast<const unsigned char *>(data);
+  uint64_t h = 0x9e3779b97f4a7c15ULL ^ (len * 0xff51afd7ed558ccdULL);
+  auto mixWord = [&](uint64_t w) {
+    h = (h ^ (w * 0xc4ceb9fe1a85ec53ULL)) * 0xff51afd7ed558ccdULL;
+    h ^= h >> 29;
+  };
+  size_t i = 0;
+  for (; i + 8 <= len; i += 8) {
+    uint64_t w;
+    std::memcpy(&w, p + i, 8);
+    mixWord(w);
+  }
+  if (i < len) {
+    uint64_t w = 0;
+    std::memcpy(&w, p + i, len - i);
+    mixWord(w);
+  }
+  return static_cast<size_t>(h ^ (h >> 32));
+}
+
+size_t hashText(std::string_view text) {
+  return hashBytes(text.data(), text.size());
+}
+
 /// A hash of an attribute value consistent with AttrValue's operator==
 /// (floats by bits, tensors by type and bytes). Without it every `Const`
 /// (no inputs, one attribute `value`) would land in one bucket, and the
@@ -50,7 +78,7 @@ size_t hashAttr(const AttrValue &v) {
   if (v.isBool())
     return v.asBool() ? 0x51ED27u : 0x2545F4u;
   if (const std::string *text = v.text())
-    return std::hash<std::string>{}(*text);
+    return hashText(*text);
   if (v.isFloat())
     return std::hash<uint64_t>{}(std::bit_cast<uint64_t>(v.asFloat()));
   if (v.isTensor()) {
@@ -59,18 +87,16 @@ size_t hashAttr(const AttrValue &v) {
     // megabytes of weights are not read through on every round.
     const Tensor &t = v.asTensor();
     std::span<const uint8_t> bytes = t.bytes();
-    auto piece = [&](size_t at, size_t len) {
-      return std::hash<std::string_view>{}(
-          std::string_view(reinterpret_cast<const char *>(bytes.data()) + at, len));
-    };
     size_t h = bytes.size() * 0x9e3779b97f4a7c15ULL;
     if (bytes.size() <= 512) {
-      h ^= piece(0, bytes.size());
+      h ^= hashBytes(bytes.data(), bytes.size());
     } else {
       constexpr size_t kPieces = 64, kLen = 8;
       for (size_t k = 0; k < kPieces; ++k) {
         size_t at = (bytes.size() - kLen) * k / (kPieces - 1);
-        h ^= piece(at, kLen) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+        uint64_t piece;
+        std::memcpy(&piece, bytes.data() + at, kLen);
+        h ^= piece * 0xc4ceb9fe1a85ec53ULL + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
       }
     }
     for (int64_t d : t.shape())
@@ -81,13 +107,13 @@ size_t hashAttr(const AttrValue &v) {
 }
 
 size_t hashNode(const Node &n) {
-  size_t h = std::hash<std::string>{}(n.type);
+  size_t h = hashText(n.type);
   auto mix = [&](size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
   mix(n.numOutputs);
   for (const std::optional<OutPort> &in : n.inputs)
     mix(in ? (size_t{in->node} << 20) ^ in->index : size_t{0x5bd1e995});
   for (const auto &[key, value] : n.attrs) {
-    mix(std::hash<std::string>{}(key));
+    mix(hashText(key));
     mix(hashAttr(value));
   }
   return h;
@@ -97,6 +123,95 @@ bool sameComputation(const Node &a, const Node &b) {
   return a.type == b.type && a.numOutputs == b.numOutputs && a.inputs == b.inputs &&
          a.attrs == b.attrs;
 }
+
+/// The table of one graph walk: buckets of node ids, each in insertion
+/// order, found by the nodes' hash in an open-addressing index. A bucket is
+/// a list threaded through the node ids, so a node whose key is unique costs
+/// no allocation (a map of vectors allocated one vector per node).
+class BucketTable {
+public:
+  /// For a graph of `capacity` node ids and at most `entries` buckets.
+  BucketTable(size_t capacity, size_t entries) : next_(capacity, kNoNode) {
+    size_t slots = 16;
+    while (slots < 2 * entries)
+      slots *= 2;
+    keys_.resize(slots);
+    bucketOf_.assign(slots, kNone);
+    head_.reserve(entries);
+    tail_.reserve(entries);
+  }
+
+  /// The bucket of `hash`, created empty when new.
+  uint32_t bucket(size_t hash) {
+    const size_t mask = keys_.size() - 1;
+    for (size_t i = (hash * 0x9e3779b97f4a7c15ULL) >> 20 & mask;; i = (i + 1) & mask) {
+      if (bucketOf_[i] == kNone) {
+        if (2 * (head_.size() + 1) > keys_.size())
+          grow();
+        return bucket(hash, /*fresh=*/true);
+      }
+      if (keys_[i] == hash)
+        return bucketOf_[i];
+    }
+  }
+  /// The first entry of bucket `b` and the entry after `id` (kNoNode at the end).
+  NodeId first(uint32_t b) const { return head_[b]; }
+  NodeId after(NodeId id) const { return next_[id]; }
+  void append(uint32_t b, NodeId id) {
+    next_[id] = kNoNode;
+    if (head_[b] == kNoNode)
+      head_[b] = id;
+    else
+      next_[tail_[b]] = id;
+    tail_[b] = id;
+  }
+  /// Puts `by` where `old` is in bucket `b`.
+  void replace(uint32_t b, NodeId old, NodeId by) {
+    NodeId prev = kNoNode;
+    for (NodeId cur = head_[b]; cur != kNoNode; prev = cur, cur = next_[cur])
+      if (cur == old) {
+        next_[by] = next_[old];
+        (prev == kNoNode ? head_[b] : next_[prev]) = by;
+        if (tail_[b] == old)
+          tail_[b] = by;
+        return;
+      }
+  }
+
+private:
+  static constexpr uint32_t kNone = UINT32_MAX;
+
+  uint32_t bucket(size_t hash, bool) {
+    const size_t mask = keys_.size() - 1;
+    size_t i = (hash * 0x9e3779b97f4a7c15ULL) >> 20 & mask;
+    while (bucketOf_[i] != kNone)
+      i = (i + 1) & mask;
+    keys_[i] = hash;
+    bucketOf_[i] = static_cast<uint32_t>(head_.size());
+    head_.push_back(kNoNode);
+    tail_.push_back(kNoNode);
+    return bucketOf_[i];
+  }
+  void grow() {
+    std::vector<size_t> keys = std::move(keys_);
+    std::vector<uint32_t> bucketOf = std::move(bucketOf_);
+    keys_.assign(keys.size() * 2, 0);
+    bucketOf_.assign(keys.size() * 2, kNone);
+    const size_t mask = keys_.size() - 1;
+    for (size_t j = 0; j < keys.size(); ++j)
+      if (bucketOf[j] != kNone) {
+        size_t i = (keys[j] * 0x9e3779b97f4a7c15ULL) >> 20 & mask;
+        while (bucketOf_[i] != kNone)
+          i = (i + 1) & mask;
+        keys_[i] = keys[j];
+        bucketOf_[i] = bucketOf[j];
+      }
+  }
+
+  std::vector<size_t> keys_;
+  std::vector<uint32_t> bucketOf_;
+  std::vector<NodeId> head_, tail_, next_;
+};
 
 /// The reserved attributes that forbid deleting a node (as for dce).
 bool isReserved(const Node &n) {
@@ -109,20 +224,29 @@ bool isReserved(const Node &n) {
 class CsePass {
 public:
   CsePass(Module &m, const CseOptions &options, std::vector<Remark> *remarks)
-      : m_(m), options_(options), remarks_(remarks), index_(m) {}
+      : m_(m), options_(options), remarks_(remarks) {}
 
   CseStats run() {
+    lazyFacts_ = isQuiet();
     for (GraphId g : m_.canonicalGraphOrder())
       runGraph(g);
     return stats_;
   }
 
 private:
+  const ModuleIndex &index() {
+    if (!index_) {
+      index_.emplace(m_);
+      sourceWrites_.emplace(m_, *index_, options_.analysisBudget);
+    }
+    return *index_;
+  }
+
   /// Whether the buffer behind `p` may be written by anything: traced to its
   /// source, then explored forward from every binding of that source.
   /// Cached by source, so a buffer read by many nodes is explored once.
   std::optional<Refusal> inputRefusal(GraphId g, OutPort p) {
-    SourceTrace trace = traceSource(m_, index_, g, p, options_.analysisBudget);
+    SourceTrace trace = traceSource(m_, index(), g, p, options_.analysisBudget);
     // A trace that ends at a parameter (`Data`) of a branch, body or cond:
     // the holder runs that subgraph as one step, so nothing outside writes
     // the parameter's buffer while it runs; when nothing inside writes any
@@ -142,7 +266,7 @@ private:
         trace.kind != SourceKind::UserInput)
       return Refusal{"unknown-source",
                      std::string("an input's buffer traces to ") + sourceKindName(trace.kind)};
-    SourceWrites::Answer written = sourceWrites_.of(trace);
+    SourceWrites::Answer written = sourceWrites_->of(trace);
     if (written == SourceWrites::Answer::OverBudget)
       return Refusal{"budget", "the exploration of an input's buffer ran out of budget"};
     if (written == SourceWrites::Answer::Written)
@@ -189,28 +313,114 @@ private:
     return last.graph;
   }
 
+  static size_t fanout(const Node &n) {
+    size_t slots = 0;
+    for (const std::vector<InPort> &cs : n.consumers)
+      slots += cs.size();
+    return slots;
+  }
+
+  /// Whether nothing in the module writes a buffer in place or demands a
+  /// placement: no While, scribbler, ref output, variable-bound output or
+  /// `continuous_input` (views may share buffers). Then every access is a
+  /// read, and a candidate's facts depend only on the trace of its inputs
+  /// and on the graph outputs its result reaches, as long as no exploration
+  /// runs out of budget (lazyBoundHolds). They do not change between its
+  /// visit and the end of its graph's walk: the trace runs through nodes
+  /// placed before it, which no later merge touches, and a merge moves the
+  /// readers of the removed node to an equal node that reads the same ports
+  /// (so an exploration that reached one reaches the other, and what it
+  /// reaches beyond). So facts are computed only for the nodes of an equal
+  /// pair: a node whose key is unique costs its hash. Also gathers the
+  /// figures of lazyBoundHolds.
+  bool isQuiet() {
+    for (GraphId gid = 0; gid < m_.numGraphs(); ++gid) {
+      const Graph &g = m_.graph(gid);
+      for (NodeId id = 0; id < g.capacity(); ++id) {
+        const Node &n = g.node(id);
+        if (!n.alive)
+          continue;
+        const OpInfo &op = lookupOp(n.type);
+        if (op.kind == OpKind::While)
+          return false;
+        const size_t out = fanout(n);
+        maxFanout_ = std::max(maxFanout_, out);
+        if (!hasMemoryBehaviourAttrs(n)) {
+          // The op's row alone decides (as isInputMutable, refInput and
+          // viewInput do for such a node).
+          if (op.inputMutable)
+            return false;
+          for (const PortAlias &a : op.refOutputs)
+            if (a.output < n.numOutputs && a.input < n.inputs.size())
+              return false;
+          if (!op.viewOutputs.empty())
+            passOnSlots_ += out;
+        } else {
+          if (isInputMutable(n) || needsContinuousInput(n))
+            return false;
+          for (uint32_t k = 0; k < n.numOutputs; ++k) {
+            if (refInput(n, k) || refVarSrcName(n, k))
+              return false;
+            if (viewInput(n, k))
+              passOnSlots_ += g.consumers(OutPort{id, k}).size();
+          }
+        }
+        if (op.kind == OpKind::DataSource) {
+          passOnSlots_ += out;
+          dataSlots_ += out;
+        } else if (op.kind == OpKind::Call || op.kind == OpKind::If || op.kind == OpKind::Case) {
+          passOnSlots_ += out;
+        }
+      }
+    }
+    return lazyBoundHolds();
+  }
+
+  /// Whether no buffer exploration can run out of budget now or could have
+  /// since the walk began. An exploration starts from the readers of one
+  /// node's outputs (or of the Data nodes of one user input) and goes on
+  /// only through the readers of a view output, a holder's output or a
+  /// Data node: it visits at most maxFanout_ (or dataSlots_) plus
+  /// passOnSlots_ slots. Merges never add to the readers of a Data node or
+  /// holder, and move a view's readers to an equal view, so only maxFanout_
+  /// grows (the kept node takes the removed node's readers); it is kept up
+  /// to date before each merge.
+  bool lazyBoundHolds() const {
+    return std::max(maxFanout_, dataSlots_) + passOnSlots_ <= options_.analysisBudget;
+  }
+
+  /// Whether node `id` of `graph` is looked up in the table at all: a
+  /// holder (never merged), an ordinary op, a copy or a weight with a
+  /// literal (a weight without one is filled by its name, semantics.md §3,
+  /// so two of them are different values however alike they look). The
+  /// interface (Data, NetOutput) and variables are never merged.
+  bool isCandidate(const Node &n) const {
+    OpKind kind = opKind(n);
+    if (kind == OpKind::Call || kind == OpKind::If || kind == OpKind::Case || kind == OpKind::While)
+      return true; // holdsSubgraphs
+    if (kind != OpKind::Ordinary && kind != OpKind::Weight && kind != OpKind::Copy)
+      return false;
+    if (kind == OpKind::Weight) {
+      const AttrValue *value = n.attr("value");
+      if (!options_.mergeConstants || !value || !value->isTensor())
+        return false;
+    }
+    return true;
+  }
+
+  /// The facts of candidate `id` (isCandidate).
   NodeFacts factsOf(GraphId g, NodeId id) {
     const Graph &graph = m_.graph(g);
     const Node &n = graph.node(id);
     NodeFacts f;
-    OpKind kind = opKind(n);
+    f.candidate = true;
     if (holdsSubgraphs(n)) {
       // Holders are looked up so that an equal-looking pair is explained,
       // but never merged: their subgraphs are not compared.
-      f.candidate = true;
       f.refusal = Refusal{"subgraph", "it holds subgraphs, which cse does not compare"};
       return f;
     }
-    if (kind != OpKind::Ordinary && kind != OpKind::Weight && kind != OpKind::Copy)
-      return f; // the interface (Data, NetOutput) and variables are never merged
-    // A weight without a `value` literal is filled by its name (semantics.md
-    // §3), so two of them are different values however alike they look.
-    if (kind == OpKind::Weight) {
-      const AttrValue *value = n.attr("value");
-      if (!options_.mergeConstants || !value || !value->isTensor())
-        return f;
-    }
-    f.candidate = true;
+    OpKind kind = opKind(n);
     auto refuse = [&](std::string tag, std::string why) {
       if (!f.refusal)
         f.refusal = Refusal{std::move(tag), std::move(why)};
@@ -221,7 +431,10 @@ private:
       refuse("random", "a random op's draw is its own (merging would repeat it)");
     if (kind == OpKind::Copy)
       refuse("fresh-buffer", "a copy exists to make a buffer of its own");
-    if (!refWrittenInputs(n).empty() || isInputMutable(n))
+    bool writesInput = isInputMutable(n);
+    for (uint32_t k = 0; k < n.numOutputs && !writesInput; ++k)
+      writesInput = refInput(n, k).has_value(); // some input in refWrittenInputs
+    if (writesInput)
       refuse("effect", "writes an input in place");
     for (uint32_t k = 0; k < n.numOutputs; ++k)
       if (refVarSrcName(n, k))
@@ -236,9 +449,9 @@ private:
       return f;
     std::vector<SlotRef> slots;
     for (uint32_t k = 0; k < n.numOutputs; ++k)
-      for (const SlotRef &s : consumerSlots(m_, PortRef{g, OutPort{id, k}}))
-        slots.push_back(s);
-    BufferUses uses = exploreUses(m_, index_, slots, options_.analysisBudget);
+      for (InPort c : graph.consumers(OutPort{id, k}))
+        slots.push_back({g, c});
+    BufferUses uses = exploreUses(m_, index(), slots, options_.analysisBudget);
     if (uses.overBudget)
       refuse("budget", "the exploration of its result ran out of budget");
     else if (writes(uses.access))
@@ -315,11 +528,22 @@ private:
     std::optional<std::vector<NodeId>> order = g.topoOrder();
     if (!order)
       return;
-    std::unordered_map<size_t, std::vector<NodeId>> table;
-    // The naive baseline keeps every entry in one list: equal nodes hash
-    // alike, so the first equal entry of the list is the bucket's first.
-    std::vector<NodeId> everything;
-    std::vector<NodeFacts> facts(g.capacity());
+    BucketTable table(g.capacity(), order->size());
+    // The facts worked out (every candidate's unless lazy), by node id
+    // through an index: most nodes of a quiet module never need theirs.
+    constexpr uint32_t kUnknown = UINT32_MAX;
+    std::vector<uint32_t> factsAt(g.capacity(), kUnknown);
+    std::vector<NodeFacts> known;
+    auto ensureFacts = [&](NodeId id) {
+      if (factsAt[id] == kUnknown) {
+        NodeFacts f = factsOf(gid, id);
+        factsAt[id] = static_cast<uint32_t>(known.size());
+        known.push_back(std::move(f));
+      }
+    };
+    // Only for nodes whose facts are worked out; a reference is good until
+    // the next ensureFacts.
+    auto facts = [&](NodeId id) -> NodeFacts & { return known[factsAt[id]]; };
     // Positions in the original order. Merges only add edges that agree
     // with it (uses move to an earlier node, control edges are checked), so
     // it stays a topological order of the graph throughout the walk.
@@ -329,35 +553,37 @@ private:
     visitStamp_.assign(g.capacity(), 0);
     stamp_ = 0;
     for (NodeId id : *order) {
-      facts[id] = factsOf(gid, id);
-      if (!facts[id].candidate)
-        continue;
-      ++stats_.candidates;
       const Node &n = g.node(id);
-      std::vector<NodeId> &bucket = options_.naive ? everything : table[hashNode(n)];
-      NodeId equal = kNoNode;
-      for (NodeId other : bucket)
-        if (sameComputation(g.node(other), n)) {
-          equal = other;
-          break;
-        }
+      if (!isCandidate(n))
+        continue;
+      if (!lazyFacts_)
+        ensureFacts(id);
+      ++stats_.candidates;
+      // The naive baseline keeps every entry in one bucket: equal nodes hash
+      // alike, so the first equal entry of the list is the bucket's first.
+      const uint32_t bucket = table.bucket(options_.naive ? 0 : hashNode(n));
+      NodeId equal = table.first(bucket);
+      while (equal != kNoNode && !sameComputation(g.node(equal), n))
+        equal = table.after(equal);
       if (equal == kNoNode) {
-        bucket.push_back(id);
+        table.append(bucket, id);
         continue;
       }
+      ensureFacts(id);
+      ensureFacts(equal);
       const std::string &keptName = g.node(equal).name;
-      std::optional<Refusal> refusal = facts[id].refusal ? facts[id].refusal : facts[equal].refusal;
-      if (!refusal && facts[id].reachesGraphOutput && facts[equal].reachesGraphOutput)
+      std::optional<Refusal> refusal = facts(id).refusal ? facts(id).refusal : facts(equal).refusal;
+      if (!refusal && facts(id).reachesGraphOutput && facts(equal).reachesGraphOutput)
         refusal = Refusal{"graph-outputs",
                           "both results are graph outputs, which must not start to alias"};
       // A constant a graph output is bound to hands the caller its buffer:
       // shared with the other constant's readers, a write to that output
       // would change what they read (found by midend_fuzzer, issue 29).
       if (!refusal && opKind(n) == OpKind::Weight &&
-          (facts[id].reachesGraphOutput || facts[equal].reachesGraphOutput))
+          (facts(id).reachesGraphOutput || facts(equal).reachesGraphOutput))
         refusal = Refusal{"constant-output", "one is bound to a graph output, which must not "
                                              "share a constant's buffer with its other readers"};
-      if (!refusal && (facts[id].continuousUse || facts[equal].continuousUse))
+      if (!refusal && (facts(id).continuousUse || facts(equal).continuousUse))
         refusal = Refusal{"layout", "an op demanding contiguous inputs receives one of the "
                                     "results, and sharing its buffer could break that layout"};
       if (!refusal)
@@ -368,9 +594,25 @@ private:
                "kept " + n.name + ": equal to " + keptName + " but " + refusal->why);
         // An equal node that may not merge still serves as the
         // representative for later ones only if it could merge itself.
-        if (facts[equal].refusal && !facts[id].refusal)
-          std::replace(bucket.begin(), bucket.end(), equal, id);
+        if (facts(equal).refusal && !facts(id).refusal)
+          table.replace(bucket, equal, id);
         continue;
+      }
+      if (lazyFacts_) {
+        maxFanout_ = std::max(maxFanout_, fanout(g.node(equal)) + fanout(n));
+        if (!lazyBoundHolds()) {
+          // After this merge an exploration might run out of budget, so a
+          // later computation could differ from the one at the visit: work
+          // out every pending node's facts now, still equal to those, and
+          // the rest at each visit as usual.
+          for (NodeId v : *order) {
+            if (v == id)
+              break;
+            if (g.node(v).alive && isCandidate(g.node(v)))
+              ensureFacts(v);
+          }
+          lazyFacts_ = false;
+        }
       }
       remark(
           g, n, "merged", n.ctrlIn.empty() && n.ctrlOut.empty() ? "merged" : "merged-ctrl",
@@ -383,8 +625,8 @@ private:
           g.addCtrlEdge(b, equal);
       for (NodeId c : std::vector<NodeId>(n.ctrlOut))
         g.addCtrlEdge(equal, c);
-      facts[equal].reachesGraphOutput =
-          facts[equal].reachesGraphOutput || facts[id].reachesGraphOutput;
+      facts(equal).reachesGraphOutput =
+          facts(equal).reachesGraphOutput || facts(id).reachesGraphOutput;
       for (uint32_t k = 0; k < n.numOutputs; ++k)
         g.replaceAllUses(OutPort{id, k}, OutPort{equal, k});
       g.removeNode(id);
@@ -395,8 +637,17 @@ private:
   Module &m_;
   const CseOptions &options_;
   std::vector<Remark> *remarks_;
-  ModuleIndex index_;
-  SourceWrites sourceWrites_{m_, index_, options_.analysisBudget};
+  /// Built when the first facts are worked out (index()); what it indexes
+  /// (Data, NetOutput, variables, holders, variable-bound outputs) is never
+  /// merged away, so it is the same whenever it is built.
+  std::optional<ModuleIndex> index_;
+  std::optional<SourceWrites> sourceWrites_;
+  /// The module is quiet (isQuiet): facts are computed only when needed.
+  bool lazyFacts_ = false;
+  /// lazyBoundHolds' figures: the most readers of one node's outputs so
+  /// far, the readers of all Data nodes, of all view outputs, holder
+  /// outputs and Data nodes (fixed at the start: merges only lower them).
+  size_t maxFanout_ = 0, dataSlots_ = 0, passOnSlots_ = 0;
   /// By graph: -1 not yet known, 0 writes nothing in place, 1 writes.
   std::vector<int8_t> writes_;
   /// Visit marks of reachesBounded, by node id, for the graph being walked.

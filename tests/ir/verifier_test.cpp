@@ -301,6 +301,46 @@ TEST(VerifierProgrammatic, BrokenBookkeepingIsReportedNotCrashedOn) {
   EXPECT_EQ(messagesOf(m), Errors{});
 }
 
+TEST(VerifierProgrammatic, ConsumerListsHoldEachEdgeExactlyOnce) {
+  Module m;
+  GraphId g = m.addGraph("g");
+  Graph &graph = m.graph(g);
+  NodeId a = graph.addNode("a", "A");
+  NodeId b = graph.addNode("b", "B", {OutPort{a, 0}, OutPort{a, 0}});
+  NodeId c = graph.addNode("c", "C", {OutPort{b, 0}});
+  const Errors disagree{"graph 'g': consumer lists disagree with the node inputs"};
+  ASSERT_EQ(messagesOf(m), Errors{});
+  std::vector<InPort> &readersOfA = graph.node(a).consumers[0];
+  ASSERT_EQ(readersOfA.size(), 2u);
+  const std::vector<InPort> good = readersOfA;
+  // As many entries as edges, but one slot named twice and one not at all.
+  readersOfA = {InPort{b, 0}, InPort{b, 0}};
+  EXPECT_EQ(messagesOf(m), disagree);
+  // An entry for a slot that reads another port.
+  readersOfA = {InPort{b, 0}, InPort{c, 0}};
+  EXPECT_EQ(messagesOf(m), disagree);
+  // An entry for a slot the reader does not have.
+  readersOfA = {InPort{b, 0}, InPort{b, 7}};
+  EXPECT_EQ(messagesOf(m), disagree);
+  // An entry naming a node that does not exist.
+  readersOfA = {InPort{b, 0}, InPort{99, 1}};
+  EXPECT_EQ(messagesOf(m), disagree);
+  // A missing entry, and an extra one.
+  readersOfA = {InPort{b, 0}};
+  EXPECT_EQ(messagesOf(m), disagree);
+  readersOfA = {InPort{b, 0}, InPort{b, 1}, InPort{b, 1}};
+  EXPECT_EQ(messagesOf(m), disagree);
+  // The order of the entries does not matter.
+  readersOfA = {good[1], good[0]};
+  EXPECT_EQ(messagesOf(m), Errors{});
+  // An entry for a removed node's slot: c is gone, b still lists it.
+  readersOfA = good;
+  graph.removeNode(c);
+  ASSERT_EQ(messagesOf(m), Errors{});
+  graph.node(b).consumers[0].push_back(InPort{c, 0});
+  EXPECT_EQ(messagesOf(m), disagree);
+}
+
 TEST(VerifierProgrammatic, SubgraphOwnership) {
   Module m;
   GraphId g = m.addGraph("g");
