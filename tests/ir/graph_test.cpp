@@ -316,6 +316,33 @@ TEST(Module, CanonicalGraphOrderFollowsFirstReference) {
   EXPECT_EQ(m.canonicalGraphOrder(), (std::vector<GraphId>{root, s1}));
 }
 
+TEST(Module, CanonicalGraphOrderSkipsHoldersThatDiedOrLostTheirSubgraphs) {
+  // The order reads the graph's record of attached subgraphs: a holder that
+  // was removed, or whose subgraphs moved to another node (an inlined If),
+  // no longer counts, and a node given two subgraphs is one holder.
+  Module m;
+  GraphId root = m.addGraph("root");
+  GraphId a = m.addGraph("a");
+  GraphId b = m.addGraph("b");
+  GraphId c = m.addGraph("c");
+  Graph &r = m.graph(root);
+  NodeId first = r.addNode("first", "If");
+  NodeId second = r.addNode("second", "PartitionedCall");
+  NodeId third = r.addNode("third", "PartitionedCall");
+  m.attachSubgraph(root, first, a);
+  m.attachSubgraph(root, first, b);
+  m.attachSubgraph(root, second, c);
+  EXPECT_EQ(m.canonicalGraphOrder(), (std::vector<GraphId>{root, a, b, c}));
+  // c moves to `third`, ordered before `first`; `second` keeps no subgraph.
+  m.graph(root).node(second).subgraphs.clear();
+  m.attachSubgraph(root, third, c);
+  m.graph(root).addCtrlEdge(third, first);
+  EXPECT_EQ(m.canonicalGraphOrder(), (std::vector<GraphId>{root, c, a, b}));
+  // A removed holder's graphs are no longer reached.
+  m.graph(root).removeNode(first);
+  EXPECT_EQ(m.canonicalGraphOrder(), (std::vector<GraphId>{root, c}));
+}
+
 TEST(AttrValue, KindsAndText) {
   EXPECT_TRUE(AttrValue().isInt());
   EXPECT_EQ(*AttrValue::ofString("s").text(), "s");
