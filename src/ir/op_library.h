@@ -132,13 +132,13 @@ const std::string *refVarSrcName(const Node &n, uint32_t out);
 /// True when the node demands contiguous inputs (`continuous_input` or
 /// `_no_padding_continuous_input`).
 bool needsContinuousInput(const Node &n);
-/// False when no attribute of the node is read by the functions above from
-/// refInput on
-/// (no `out<k>.` port attribute, `_input_mutable`, `ref_var_src_var_name`,
-/// `continuous_input` or `_no_padding_continuous_input`): then the op's row
-/// alone gives its refs, views and scribbles, and nothing is variable-bound
-/// or demands contiguous inputs. One pass over the keys, for a caller that
-/// asks all of them about every node.
+/// False when the node has none of the attributes the functions above from
+/// refInput on read (no `out<k>.` port attribute, `_input_mutable`,
+/// `ref_var_src_var_name`, `continuous_input` or
+/// `_no_padding_continuous_input`): then the op's row alone gives its refs,
+/// views and scribbles, and nothing is variable-bound or demands contiguous
+/// inputs. One pass over the keys, for a caller that asks all of them about
+/// every node.
 bool hasMemoryBehaviourAttrs(const Node &n);
 
 /// Byte size of an element of `dtype` (f32, f16, bf16, f64, i8, u8, i16, u16,
