@@ -143,16 +143,18 @@ public:
 
   /// The bucket of `hash`, created empty when new.
   uint32_t bucket(size_t hash) {
-    const size_t mask = keys_.size() - 1;
-    for (size_t i = (hash * 0x9e3779b97f4a7c15ULL) >> 20 & mask;; i = (i + 1) & mask) {
-      if (bucketOf_[i] == kNone) {
-        if (2 * (head_.size() + 1) > keys_.size())
-          grow();
-        return bucket(hash, /*fresh=*/true);
-      }
-      if (keys_[i] == hash)
-        return bucketOf_[i];
+    size_t i = slot(hash);
+    if (bucketOf_[i] != kNone)
+      return bucketOf_[i];
+    if (2 * (head_.size() + 1) > keys_.size()) {
+      grow();
+      i = slot(hash);
     }
+    keys_[i] = hash;
+    bucketOf_[i] = static_cast<uint32_t>(head_.size());
+    head_.push_back(kNoNode);
+    tail_.push_back(kNoNode);
+    return bucketOf_[i];
   }
   /// The first entry of bucket `b` and the entry after `id` (kNoNode at the end).
   NodeId first(uint32_t b) const { return head_[b]; }
@@ -181,28 +183,22 @@ public:
 private:
   static constexpr uint32_t kNone = UINT32_MAX;
 
-  uint32_t bucket(size_t hash, bool) {
+  /// The slot holding `hash`, or the empty slot where it would go.
+  size_t slot(size_t hash) const {
     const size_t mask = keys_.size() - 1;
     size_t i = (hash * 0x9e3779b97f4a7c15ULL) >> 20 & mask;
-    while (bucketOf_[i] != kNone)
+    while (bucketOf_[i] != kNone && keys_[i] != hash)
       i = (i + 1) & mask;
-    keys_[i] = hash;
-    bucketOf_[i] = static_cast<uint32_t>(head_.size());
-    head_.push_back(kNoNode);
-    tail_.push_back(kNoNode);
-    return bucketOf_[i];
+    return i;
   }
   void grow() {
     std::vector<size_t> keys = std::move(keys_);
     std::vector<uint32_t> bucketOf = std::move(bucketOf_);
     keys_.assign(keys.size() * 2, 0);
     bucketOf_.assign(keys.size() * 2, kNone);
-    const size_t mask = keys_.size() - 1;
     for (size_t j = 0; j < keys.size(); ++j)
       if (bucketOf[j] != kNone) {
-        size_t i = (keys[j] * 0x9e3779b97f4a7c15ULL) >> 20 & mask;
-        while (bucketOf_[i] != kNone)
-          i = (i + 1) & mask;
+        const size_t i = slot(keys[j]); // keys are distinct: an empty slot
         keys_[i] = keys[j];
         bucketOf_[i] = bucketOf[j];
       }

@@ -545,15 +545,6 @@ double secondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-/// The id slots of every graph (ModuleTypes is indexed by graph and node id).
-std::vector<size_t> idSlots(const Module &m) {
-  std::vector<size_t> slots;
-  slots.reserve(m.numGraphs());
-  for (GraphId g = 0; g < m.numGraphs(); ++g)
-    slots.push_back(m.graph(g).capacity());
-  return slots;
-}
-
 } // namespace
 
 PipelineResult runPipeline(Module &m, const PipelineOptions &opts) {
@@ -602,11 +593,9 @@ PipelineResult runPipeline(Module &m, const PipelineOptions &opts) {
         continue;
       }
       const std::optional<ModuleFingerprints> before = current;
-      const std::vector<size_t> idsBefore = idSlots(target);
       // Moved, not shared: the pass may release them once it has changed
       // the module (no two module types alive at once).
       TypeHandoff handoff{std::move(typesOfCurrent), nullptr, false};
-      typesOfCurrent.reset();
       ctx.inputTypes = &handoff;
       const Clock::time_point passStart = Clock::now();
       PassStats ps = p->run(target, ctx);
@@ -636,9 +625,9 @@ PipelineResult runPipeline(Module &m, const PipelineOptions &opts) {
       current = moduleFingerprints(target);
       lastOutput[i] = current;
       result.fixpointSeconds += secondsSince(keyStart);
-      // Types are kept by node id: a pass that rebuilt a node as it was
-      // prints the same module under other ids, so those must match too.
-      if (before == current && idSlots(target) == idsBefore)
+      // Types are kept by node id; the fingerprint covers every graph's id
+      // slots and each node's id, so a node rebuilt as it was differs.
+      if (before == current)
         typesOfCurrent = std::move(typesOfInput);
       if (!opts.verifyEach || verifiedState == current->structure)
         continue;
